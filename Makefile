@@ -1,0 +1,49 @@
+# badge-collector: `make run` and `make test` are all a newcomer needs.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help run test check lint typecheck imports openapi demo bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP) ## install and start the collector on the embedded SQLite default
+	$(VENV)/bin/badge-collector serve
+
+test: $(STAMP) check ## install and run everything CI runs
+
+check: lint typecheck imports openapi ## ruff, mypy --strict, import contracts, openapi, pytest+coverage
+	$(VENV)/bin/pytest --cov --cov-report=term-missing:skip-covered \
+		--cov-fail-under=85 $(PYTEST_ARGS)
+	$(VENV)/bin/coverage report --include='scoring/*,proto/*' --fail-under=100
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+openapi: $(STAMP)
+	@if [ -f openapi.json ]; then $(PY) -m collector.openapi --check openapi.json; fi
+
+demo: $(STAMP) ## drive a running collector with realistic agent traffic
+	$(VENV)/bin/badge-collector demo
+
+bench: $(STAMP) ## print ingest and assembly figures (not a test)
+	$(PY) bench/ingest.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage

@@ -1,0 +1,1 @@
+"""The engine and composition root: receivers, pipeline, assembly, storage, CLI."""

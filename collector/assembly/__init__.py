@@ -1,0 +1,4 @@
+"""Run assembly: pure code from a trace's spans to its runs (RUNS.md).
+
+No SQL, no gRPC, no FastAPI here: storage hands in `SpanFacts`, gets `Run`s.
+"""

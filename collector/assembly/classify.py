@@ -1,0 +1,135 @@
+"""RUNS.md "Classifying a span": first match wins; the rule is kept as a reason.
+
+Works on the attributes `proto` lifted (conventions.SELECTED_KEYS). Whether a
+tool or LLM span is *counted* also depends on its ancestors; that part lives
+in `runs.py`. Here: what the span itself says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from collector.assembly import conventions as c
+
+TOOL, LLM, AGENT, OTHER = "tool", "llm", "agent", "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    role: str
+    rule: str
+    counted: bool = True  # False: a tool that is shown but not a step
+    why_not: str = ""
+
+
+def norm(value: Any) -> str:
+    """Enum-like values compare case-insensitively (RUNS.md "Normalise first")."""
+    return str(value).strip().lower() if value is not None else ""
+
+
+def classify(name: str, attrs: Mapping[str, Any]) -> Classification:
+    tool = _tool_rule(name, attrs)
+    if tool is not None:
+        return _tool_exclusions(name, attrs, tool)
+    llm = _llm_rule(attrs)
+    if llm is not None:
+        return Classification(LLM, llm)
+    agent = _agent_rule(name, attrs)
+    if agent is not None:
+        return Classification(AGENT, agent)
+    return Classification(OTHER, "no rule matched")
+
+
+def _tool_rule(name: str, attrs: Mapping[str, Any]) -> str | None:
+    if norm(attrs.get("langfuse.observation.type")) == "tool":
+        return "langfuse.observation.type=tool"
+    if norm(attrs.get("openinference.span.kind")) == "tool":
+        return "openinference.span.kind=TOOL"
+    operation = norm(attrs.get("gen_ai.operation.name"))
+    if operation == "execute_tool":
+        return "gen_ai.operation.name=execute_tool"
+    if norm(attrs.get("traceloop.span.kind")) == "tool":
+        return "traceloop.span.kind=tool"
+    if norm(attrs.get("langsmith.span.kind")) == "tool":
+        return "langsmith.span.kind=tool"
+    if norm(attrs.get("mcp.method.name")) == "tools/call":
+        return "mcp.method.name=tools/call"
+    for key in ("ai.operationId", "operation.name"):
+        if str(attrs.get(key, "")).startswith("ai.toolCall"):
+            return f"{key}=ai.toolCall*"
+    has_tool_key = "gen_ai.tool.name" in attrs or "gen_ai.tool.call.id" in attrs
+    if has_tool_key and not operation:
+        return "fallback: gen_ai.tool.* without another operation"
+    if name == "running tool" or name.startswith("running tool:"):
+        return "fallback: span name 'running tool'"
+    if _is_output_function(name, attrs):
+        return "output function"
+    return None
+
+
+def _is_output_function(name: str, attrs: Mapping[str, Any]) -> bool:
+    marker = "running output function"
+    return name.startswith(marker) or str(attrs.get("logfire.msg", "")).startswith(marker)
+
+
+def _tool_exclusions(name: str, attrs: Mapping[str, Any], rule: str) -> Classification:
+    if _is_output_function(name, attrs):
+        return Classification(TOOL, rule, False, "output function, not a step")
+    if norm(attrs.get("pydantic_ai.tool.failure_stage")) == "validation":
+        return Classification(TOOL, rule, False, "arguments failed validation; never ran")
+    if name.startswith("handoff to ") and "tool.name" not in attrs:
+        return Classification(TOOL, rule, False, "handoff, not a tool step")
+    return Classification(TOOL, rule)
+
+
+def _llm_rule(attrs: Mapping[str, Any]) -> str | None:
+    if norm(attrs.get("langfuse.observation.type")) == "generation":
+        return "langfuse.observation.type=generation"
+    if norm(attrs.get("openinference.span.kind")) == "llm":
+        return "openinference.span.kind=LLM"
+    if "langsmith.span.kind" in attrs:
+        kind = norm(attrs["langsmith.span.kind"])
+        return "langsmith.span.kind=llm" if kind == "llm" else None
+    if norm(attrs.get("gen_ai.operation.name")) in c.LLM_OPERATIONS:
+        return f"gen_ai.operation.name={norm(attrs['gen_ai.operation.name'])}"
+    if norm(attrs.get("llm.request.type")) in {"chat", "completion"}:
+        return f"llm.request.type={norm(attrs['llm.request.type'])}"
+    operation_id = str(attrs.get("ai.operationId", ""))
+    if operation_id.endswith((".doGenerate", ".doStream")):
+        return "ai.operationId=*.doGenerate/doStream"
+    has_model = any(key in attrs for key in c.MODEL_KEYS)
+    has_usage = any(key.startswith(c.USAGE_PREFIXES) for key in attrs)
+    if has_model and has_usage and not _has_marker(attrs):
+        return "fallback: model and token usage"
+    return None
+
+
+def _has_marker(attrs: Mapping[str, Any]) -> bool:
+    """An agent, tool or chain marker of any convention."""
+    return (
+        "openinference.span.kind" in attrs
+        or "traceloop.span.kind" in attrs
+        or "langfuse.observation.type" in attrs
+        or norm(attrs.get("gen_ai.operation.name")) in c.AGENT_OPERATIONS | {"execute_tool"}
+        or str(attrs.get("ai.operationId", "")) in c.VERCEL_AGENT_OPERATIONS
+    )
+
+
+def _agent_rule(name: str, attrs: Mapping[str, Any]) -> str | None:
+    if norm(attrs.get("openinference.span.kind")) == "agent":
+        return "openinference.span.kind=AGENT"
+    operation = norm(attrs.get("gen_ai.operation.name"))
+    if operation in c.AGENT_OPERATIONS:
+        return f"gen_ai.operation.name={operation}"
+    kind = norm(attrs.get("traceloop.span.kind"))
+    if kind in {"agent", "workflow"}:
+        return f"traceloop.span.kind={kind}"
+    if norm(attrs.get("langfuse.observation.type")) == "agent":
+        return "langfuse.observation.type=agent"
+    if name == "agent run":
+        return "span name 'agent run'"
+    if str(attrs.get("ai.operationId", "")) in c.VERCEL_AGENT_OPERATIONS:
+        return "ai.operationId=ai.generateText & co."
+    return None

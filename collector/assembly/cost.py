@@ -1,0 +1,45 @@
+"""Run cost (RUNS.md "cost_usd, cost_source"): reported wins, else the estimate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scoring import policy
+
+
+def estimate_usd(input_tokens: int | None, output_tokens: int | None) -> float:
+    """The reference price; it lives next to the scoring policy constants."""
+    return (
+        (input_tokens or 0) * policy.REFERENCE_INPUT_USD_PER_MTOK
+        + (output_tokens or 0) * policy.REFERENCE_OUTPUT_USD_PER_MTOK
+    ) / 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCost:
+    """What one counted LLM call says about its own cost."""
+
+    reported: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+def run_cost(
+    root_reported: float | None,
+    calls: Sequence[LlmCost],
+    input_tokens: int | None,
+    output_tokens: int | None,
+) -> tuple[float | None, str | None]:
+    if root_reported is not None:
+        return root_reported, "reported"
+    reported = [call.reported for call in calls if call.reported is not None]
+    if reported:
+        rest = [call for call in calls if call.reported is None]
+        priced = [c for c in rest if c.input_tokens is not None or c.output_tokens is not None]
+        extra = math.fsum(estimate_usd(c.input_tokens, c.output_tokens) for c in priced)
+        return math.fsum(reported) + extra, "mixed" if priced else "reported"
+    if input_tokens is None and output_tokens is None:
+        return None, None
+    return estimate_usd(input_tokens, output_tokens), "estimated"

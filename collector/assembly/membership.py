@@ -1,0 +1,85 @@
+"""Which run each span of a trace belongs to, and each run's root (RUNS.md "Identity")."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from collector.assembly.facts import SpanFacts
+
+RUN_NAMESPACE = uuid.UUID("6f1d8a52-3b7e-5c1a-9d2e-b4c0a7e3f915")
+
+# OTLP span flags: bit 8 says whether bit 9 is known; bit 9 = parent is remote.
+FLAG_HAS_IS_REMOTE = 0x100
+FLAG_IS_REMOTE = 0x200
+
+
+def run_id_for(agent_id: str, run_key: str) -> str:
+    """UUIDv5 of the agent and the run key: every process agrees on it."""
+    return str(uuid.uuid5(RUN_NAMESPACE, f"{agent_id}\x00{run_key}"))
+
+
+def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str], list[SpanFacts]]:
+    """(agent_id, run_key) -> spans; badge.run.id is inherited within an agent."""
+    by_id = {span.span_id: span for span in spans}
+    keys: dict[str, str] = {}
+
+    def key_of(span: SpanFacts) -> str:
+        chain: list[SpanFacts] = []
+        current: SpanFacts | None = span
+        found = f"trace:{trace_id}"
+        while current is not None:
+            if current.span_id in keys:
+                found = keys[current.span_id]
+                break
+            chain.append(current)
+            own = current.facts.get("run")
+            if own is not None:
+                found = f"run:{own}"
+                break
+            parent = by_id.get(current.parent_span_id)
+            if parent is None or parent.agent_id != current.agent_id or len(chain) > len(by_id):
+                break
+            current = parent
+        for member in chain:
+            keys[member.span_id] = found
+        return found
+
+    groups: dict[tuple[str, str], list[SpanFacts]] = defaultdict(list)
+    for span in sorted(spans, key=lambda s: s.span_id):
+        groups[(span.agent_id, key_of(span))].append(span)
+    return groups
+
+
+@dataclass(frozen=True, slots=True)
+class RootDecision:
+    root: SpanFacts | None
+    waiting_until: float | None  # when orphan_grace may promote the top span
+
+
+def find_root(
+    members: Sequence[SpanFacts], trace_ids: set[str], orphan_grace_s: float, now: float
+) -> RootDecision:
+    """The span with no parent; else the top-most span when its parent is elsewhere."""
+    parentless = [s for s in members if not s.parent_span_id]
+    if parentless:
+        return RootDecision(min(parentless, key=_start_order), None)
+    own = {s.span_id for s in members}
+    tops = [s for s in members if s.parent_span_id not in own]
+    top = min(tops, key=_start_order)
+    if top.parent_span_id in trace_ids:
+        return RootDecision(top, None)  # parent stored in another run of this trace
+    if top.flags & FLAG_HAS_IS_REMOTE:
+        remote = bool(top.flags & FLAG_IS_REMOTE)
+        return RootDecision(top if remote else None, None)
+    last_seen = max(s.received_at for s in members)
+    promote_at = last_seen + orphan_grace_s
+    if now >= promote_at:
+        return RootDecision(top, None)
+    return RootDecision(None, promote_at)
+
+
+def _start_order(span: SpanFacts) -> tuple[int, str]:
+    return span.start_ns, span.span_id

@@ -1,0 +1,318 @@
+"""A trace's stored spans -> its runs (RUNS.md "Run fields").
+
+Pure and order-free: every choice sorts by (depth from root, start, span id),
+so the same set of spans gives the same runs however they arrived. The only
+inputs besides spans are the collector's clock and the two timers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from collector.assembly.classify import AGENT, LLM, TOOL
+from collector.assembly.cost import LlmCost, run_cost
+from collector.assembly.facts import SpanFacts
+from collector.assembly.membership import find_root, group_runs, run_id_for
+
+STATUS_ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Timers:
+    orphan_grace_s: float = 30.0
+    run_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    span_id: str
+    start_ns: int
+    end_ns: int
+    status_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one span was classified and whether it counted, for the trace view."""
+
+    role: str
+    rule: str
+    counted: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    id: str
+    agent_id: str
+    trace_id: str
+    run_key: str
+    root_span_id: str | None
+    task_id: str | None
+    status: str
+    success: bool | None
+    success_source: str | None
+    start_ns: int
+    end_ns: int
+    latency_ms: float
+    steps: int | None
+    tool_errors: int
+    llm_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    cost_source: str | None
+    error_class: str
+    span_count: int
+    has_agent_span: bool
+    last_received_at: float
+    check_at: float | None  # when a timer may change this run; None = never
+    tool_calls: tuple[ToolCall, ...] = ()
+    verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
+
+
+def assemble_trace(
+    trace_id: str, spans: Sequence[SpanFacts], now: float, timers: Timers
+) -> list[Run]:
+    trace_ids = {span.span_id for span in spans}
+    runs = [
+        _assemble_run(trace_id, agent_id, key, members, trace_ids, now, timers)
+        for (agent_id, key), members in sorted(group_runs(trace_id, spans).items())
+    ]
+    return runs
+
+
+class _Tree:
+    """Parent links, depth and candidate order inside one run."""
+
+    def __init__(self, members: Sequence[SpanFacts], root: SpanFacts | None) -> None:
+        self.by_id = {s.span_id: s for s in members}
+        self.root = root
+        self.depth: dict[str, int] = {}
+        for span in members:
+            self._depth_of(span)
+        self.ordered = sorted(members, key=self.order)
+
+    def _depth_of(self, span: SpanFacts) -> int:
+        chain: list[SpanFacts] = []
+        current: SpanFacts | None = span
+        base = 0
+        while current is not None and current.span_id not in self.depth:
+            if self.root is not None and current.span_id == self.root.span_id:
+                self.depth[current.span_id] = 0
+                break
+            chain.append(current)
+            current = self.by_id.get(current.parent_span_id)
+            if current is None:
+                base = 1  # a detached subtree sorts after the root
+            if len(chain) > len(self.by_id):
+                break
+        if current is not None and current.span_id in self.depth:
+            base = self.depth[current.span_id] + 1
+        for offset, member in enumerate(reversed(chain)):
+            self.depth[member.span_id] = base + offset
+        return self.depth[span.span_id]
+
+    def order(self, span: SpanFacts) -> tuple[int, int, str]:
+        return self.depth[span.span_id], span.start_ns, span.span_id
+
+    def ancestors(self, span: SpanFacts) -> list[SpanFacts]:
+        found: list[SpanFacts] = []
+        current = self.by_id.get(span.parent_span_id)
+        while current is not None and len(found) <= len(self.by_id):
+            found.append(current)
+            current = self.by_id.get(current.parent_span_id)
+        return found
+
+    def first_fact(self, key: str) -> object:
+        for span in self.ordered:
+            if key in span.facts:
+                return span.facts[key]
+        return None
+
+
+def _assemble_run(
+    trace_id: str,
+    agent_id: str,
+    run_key: str,
+    members: list[SpanFacts],
+    trace_ids: set[str],
+    now: float,
+    timers: Timers,
+) -> Run:
+    decision = find_root(
+        members, trace_ids - {s.span_id for s in members}, timers.orphan_grace_s, now
+    )
+    root = decision.root
+    tree = _Tree(members, root)
+    verdicts = _verdicts(tree)
+    last_seen = max(s.received_at for s in members)
+    status, check_at = _status(root, last_seen, decision.waiting_until, now, timers)
+    if status == "running":
+        success, source = None, None
+    elif status == "timeout":
+        success, source = False, "status"  # RUNS.md "status": timeout fails the run
+    else:
+        success, source = _success(tree, root)
+    counted_llm = [
+        s for s in tree.ordered if verdicts[s.span_id].role == LLM and verdicts[s.span_id].counted
+    ]
+    input_tokens, output_tokens, calls = _tokens(tree, counted_llm)
+    root_cost = root.facts.get("bcost") if root is not None else None
+    cost, cost_source = run_cost(root_cost, calls, input_tokens, output_tokens)
+    tools = [s for s in members if verdicts[s.span_id].role == TOOL]
+    counted_tools = sorted(
+        (s for s in tools if verdicts[s.span_id].counted), key=lambda s: (s.start_ns, s.span_id)
+    )
+    shows_internals = any(v.role in (TOOL, LLM, AGENT) for v in verdicts.values())
+    start_ns = root.start_ns if root else min(s.start_ns for s in members)
+    end_ns = root.end_ns if root else max(s.end_ns for s in members)
+    return Run(
+        id=run_id_for(agent_id, run_key),
+        agent_id=agent_id,
+        trace_id=trace_id,
+        run_key=run_key,
+        root_span_id=root.span_id if root else None,
+        task_id=_task_id(tree),
+        status=status,
+        success=success,
+        success_source=source,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        latency_ms=(end_ns - start_ns) / 1e6,
+        steps=len(counted_tools) if shows_internals else None,
+        tool_errors=sum(1 for s in counted_tools if s.status_code == STATUS_ERROR)
+        + sum(1 for s in tools if s.facts.get("vfail")),
+        llm_calls=len(counted_llm),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=cost,
+        cost_source=cost_source,
+        error_class=_error_class(root, status),
+        span_count=len(members),
+        has_agent_span=any(v.role == AGENT for v in verdicts.values()),
+        last_received_at=last_seen,
+        check_at=check_at,
+        tool_calls=tuple(
+            ToolCall(
+                str(s.facts.get("tool") or s.name), s.span_id, s.start_ns, s.end_ns, s.status_code
+            )
+            for s in counted_tools
+        ),
+        verdicts=verdicts,
+    )
+
+
+def _status(
+    root: SpanFacts | None,
+    last_seen: float,
+    waiting_until: float | None,
+    now: float,
+    timers: Timers,
+) -> tuple[str, float | None]:
+    if root is not None:
+        override = root.facts.get("rstat") if root.grader else None
+        if override in {"completed", "failed", "timeout"}:
+            return str(override), None
+        return "completed", None
+    timeout_at = last_seen + timers.run_timeout_s
+    if now >= timeout_at:
+        return "timeout", None
+    return "running", min(t for t in (waiting_until, timeout_at) if t is not None)
+
+
+def _success(tree: _Tree, root: SpanFacts | None) -> tuple[bool | None, str | None]:
+    if root is not None and "succ" in root.facts:
+        return bool(root.facts["succ"]), "reported"
+    reported = tree.first_fact("succ")
+    if reported is not None:
+        return bool(reported), "reported"
+    task_status = str(tree.first_fact("tstat") or "").lower()
+    if task_status in {"success", "failure"}:
+        return task_status == "success", "reported"
+    label = str(root.facts.get("eval", "")).lower() if root is not None else ""
+    if label in {"pass", "fail"}:
+        return label == "pass", "reported"
+    if root is None:
+        return None, None
+    return root.status_code != STATUS_ERROR, "status"
+
+
+def _task_id(tree: _Tree) -> str | None:
+    found = tree.first_fact("task")
+    if found is None:
+        found = tree.first_fact("rtask")
+    return str(found) if found is not None else None
+
+
+def _error_class(root: SpanFacts | None, status: str) -> str:
+    if status == "timeout" and (root is None or root.facts.get("rstat") == "timeout"):
+        return "timeout"
+    if root is None:
+        return "none"
+    return str(root.facts.get("err") or root.facts.get("exc") or "none")
+
+
+def _verdicts(tree: _Tree) -> dict[str, Verdict]:
+    """Counted or not, with the reason: nested duplicates are decided here."""
+    verdicts: dict[str, Verdict] = {}
+    for span in tree.ordered:
+        reason = str(span.facts.get("why", ""))
+        counted = span.role in (TOOL, LLM) and not reason
+        if counted and span.role == TOOL:
+            outer = next((a for a in tree.ancestors(span) if a.role == TOOL), None)
+            if outer is not None and _same_call(outer, span):
+                counted, reason = False, f"nested duplicate of tool span {outer.span_id}"
+        elif counted and span.role == LLM:
+            outer = next((a for a in tree.ancestors(span) if a.role in (TOOL, LLM, AGENT)), None)
+            if outer is not None and outer.role == LLM:
+                counted, reason = False, f"nested duplicate of LLM span {outer.span_id}"
+        verdicts[span.span_id] = Verdict(span.role, span.rule, counted, reason)
+    return verdicts
+
+
+def _same_call(outer: SpanFacts, inner: SpanFacts) -> bool:
+    outer_call, inner_call = outer.facts.get("call"), inner.facts.get("call")
+    if outer_call is not None and outer_call == inner_call:
+        return True
+    outer_name, inner_name = outer.facts.get("tool"), inner.facts.get("tool")
+    return outer_name is not None and outer_name == inner_name
+
+
+def _tokens(
+    tree: _Tree, counted_llm: list[SpanFacts]
+) -> tuple[int | None, int | None, list[LlmCost]]:
+    """Sum usage over counted LLM calls (nested spans fill in); else run totals."""
+    nested: dict[str, list[SpanFacts]] = {s.span_id: [] for s in counted_llm}
+    for span in tree.ordered:
+        if span.role == LLM and span.span_id not in nested:
+            outer = next((a for a in tree.ancestors(span) if a.span_id in nested), None)
+            if outer is not None:
+                nested[outer.span_id].append(span)
+    calls: list[LlmCost] = []
+    for span in counted_llm:
+        group = [span, *nested[span.span_id]]
+        carrier = next((s for s in group if "in" in s.facts or "out" in s.facts), None)
+        priced = next((s for s in group if "cost" in s.facts), None)
+        calls.append(
+            LlmCost(
+                reported=priced.facts["cost"] if priced else None,
+                input_tokens=carrier.facts.get("in") if carrier else None,
+                output_tokens=carrier.facts.get("out") if carrier else None,
+            )
+        )
+    with_usage = [c for c in calls if c.input_tokens is not None or c.output_tokens is not None]
+    if with_usage:
+        ins = [c.input_tokens for c in with_usage if c.input_tokens is not None]
+        outs = [c.output_tokens for c in with_usage if c.output_tokens is not None]
+        return (sum(ins) if ins else None), (sum(outs) if outs else None), calls
+    for span in tree.ordered:  # outermost agent/root span carrying run totals
+        if span.role != AGENT and span is not tree.root:
+            continue
+        ain = span.facts.get("ain", span.facts.get("in"))
+        aout = span.facts.get("aout", span.facts.get("out"))
+        if ain is not None or aout is not None:
+            return ain, aout, calls
+    return None, None, calls

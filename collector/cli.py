@@ -1,0 +1,162 @@
+"""`badge-collector`: serve, keys, and the read commands.
+
+Settings come from BADGE_* variables; flags win. The CLI is the only place a
+Settings object is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from collector.settings import Settings
+
+# flag -> settings field; every setting has a `serve` flag (API.md "Settings").
+SERVE_FLAGS: dict[str, tuple[str, type]] = {
+    "--database-url": ("database_url", str),
+    "--host": ("host", str),
+    "--grpc-port": ("grpc_port", int),
+    "--http-port": ("http_port", int),
+    "--run-timeout": ("run_timeout_s", float),
+    "--orphan-grace": ("orphan_grace_s", float),
+    "--max-body-bytes": ("max_body_bytes", int),
+    "--max-spans-per-request": ("max_spans_per_request", int),
+    "--queue-max-spans": ("queue_max_spans", int),
+    "--span-retention-days": ("span_retention_days", float),
+    "--sqlite-synchronous": ("sqlite_synchronous", str),
+    "--assembly-delay": ("assembly_delay_s", float),
+    "--sweep-interval": ("sweep_interval_s", float),
+    "--log-level": ("log_level", str),
+}
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for field, _ in SERVE_FLAGS.values():
+        value = getattr(args, field, None)
+        if value is not None:
+            overrides[field] = value
+    if getattr(args, "insecure", False):
+        overrides["insecure"] = True
+    return Settings(**overrides)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="badge-collector", description="OTLP trace collector that scores AI agents."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="start the OTLP doors and the read API")
+    for flag, (field, kind) in SERVE_FLAGS.items():
+        serve.add_argument(flag, dest=field, type=kind, default=None)
+    serve.add_argument("--insecure", action="store_true", help="keyless ingest into `local`")
+
+    keys = sub.add_parser("keys", help="manage ingest keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key and print it once")
+    create.add_argument("--owner", required=True)
+    create.add_argument("--role", choices=["agent", "grader"], default="agent")
+    keys_sub.add_parser("list", help="list keys (never the secrets)")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id or prefix")
+    revoke.add_argument("key")
+    for command in (create, keys_sub.choices["list"], revoke):
+        command.add_argument("--database-url", dest="database_url", default=None)
+
+    from collector.commands import add_read_commands
+
+    add_read_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    settings = settings_from(args)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.command == "serve":
+        return serve(settings)
+    if args.command == "keys":
+        return keys_command(args, settings)
+    from collector.commands import run_read_command
+
+    return run_read_command(args, settings)
+
+
+def keys_command(args: argparse.Namespace, settings: Settings) -> int:
+    from collector.storage.engine import create_schema, open_database
+    from collector.storage.keys import KeyStore
+
+    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    create_schema(db)
+    store = KeyStore(db)
+    if args.keys_command == "create":
+        try:
+            key = store.create(args.owner, args.role)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(key)
+        print(
+            f"Key for owner {args.owner!r} (role {args.role}). It is shown once; store it now.",
+            file=sys.stderr,
+        )
+        return 0
+    if args.keys_command == "list":
+        print(f"{'id':>4}  {'prefix':<12}  {'owner':<20}  {'role':<6}  status")
+        for info in store.list():
+            status = "revoked" if info.revoked_at else "active"
+            print(f"{info.id:>4}  {info.prefix:<12}  {info.owner:<20}  {info.role:<6}  {status}")
+        return 0
+    revoked = store.revoke(args.key)
+    if not revoked:
+        print(f"error: no active key matches {args.key!r}", file=sys.stderr)
+        return 1
+    print(f"revoked {revoked} key(s)", file=sys.stderr)
+    return 0
+
+
+def serve(settings: Settings) -> int:
+    from collector.service import PortInUse, build
+
+    service = build(settings)
+    if settings.insecure:
+        print(
+            "WARNING: --insecure: ingest without a key goes to owner 'local' and every read "
+            "is open, traces included. Use this on a laptop only.",
+            file=sys.stderr,
+        )
+    elif service.keys.count() == 0:
+        _print_first_key(service.keys.create("local"), settings)
+    try:
+        service.start()
+    except PortInUse as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        service.db.dispose()
+        return 2
+    print(f"OTLP/gRPC listening on {settings.host}:{service.grpc_port}", flush=True)
+    print(f"OTLP/HTTP and API listening on http://{settings.host}:{service.http_port}", flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    print("shutting down: draining the ingest queue", file=sys.stderr, flush=True)
+    service.stop()
+    return 0
+
+
+def _print_first_key(key: str, settings: Settings) -> None:
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    print(
+        "First start: created an ingest key for owner 'local'. It is shown ONCE; keep it.\n"
+        f"  OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{settings.http_port}\n"
+        f'  OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
+        f"  (gRPC: OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{settings.grpc_port}"
+        " OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
+        flush=True,
+    )

@@ -1,0 +1,1 @@
+"""The two OTLP doors, thin adapters over `collector.ingest.Ingest`."""

@@ -1,0 +1,120 @@
+"""OTLP/HTTP `POST /v1/traces` on :4318, as a Starlette route.
+
+Checks run in OTLP.md's order, first failure answers: method (405), key
+(401), content type (415), content encoding (415), size (413), decode (400).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+import proto.responses
+from collector.errors import (
+    IngestError,
+    MethodNotAllowed,
+    Overloaded,
+    PayloadTooLarge,
+    UnsupportedMedia,
+    answer_for,
+)
+from collector.ingest import Ingest
+from collector.metrics import Metrics
+
+log = logging.getLogger(__name__)
+TRANSPORT = "http"
+PROTOBUF, JSON = "application/x-protobuf", "application/json"
+
+
+class HttpDoor:
+    def __init__(self, ingest: Ingest, metrics: Metrics, max_body_bytes: int) -> None:
+        self._ingest = ingest
+        self._metrics = metrics
+        self._max = max_body_bytes
+
+    def route(self) -> Route:
+        return Route(
+            "/v1/traces",
+            self.handle,
+            methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        )
+
+    async def handle(self, request: Request) -> Response:
+        as_json = False
+        try:
+            if request.method != "POST":
+                raise MethodNotAllowed(f"method {request.method} not allowed; use POST")
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            principal = await run_in_threadpool(self._ingest.authenticate, headers)
+            content = _content(headers.get("content-type", ""))
+            as_json = content == "json"
+            gzip = _gzip(headers.get("content-encoding", ""))
+            body = await self._read_body(request, headers)
+            message = await run_in_threadpool(
+                self._ingest.parse, body, content, gzip=gzip, max_bytes=self._max
+            )
+            accepted = await run_in_threadpool(self._ingest.accept, principal, message, TRANSPORT)
+            await asyncio.wrap_future(accepted.committed)
+        except IngestError as error:
+            self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
+            return _error_response(error, as_json)
+        except Exception as exc:
+            log.exception("HTTP export failed")
+            self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
+            body = proto.responses.status_body(13, f"internal error: {exc}", as_json=as_json)
+            return Response(body, 500, media_type=JSON if as_json else PROTOBUF)
+        self._metrics.export_requests.labels(TRANSPORT, "ok").inc()
+        payload = proto.responses.export_response(
+            accepted.rejected, accepted.error_message, as_json=as_json
+        )
+        return Response(payload, 200, media_type=JSON if as_json else PROTOBUF)
+
+    async def _read_body(self, request: Request, headers: dict[str, str]) -> bytes:
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self._max:
+            raise PayloadTooLarge(f"body of {declared} bytes exceeds {self._max}")
+        chunks = bytearray()
+        async for chunk in request.stream():
+            chunks += chunk
+            if len(chunks) > self._max:
+                raise PayloadTooLarge(f"body exceeds {self._max} bytes")
+        return bytes(chunks)
+
+
+def _content(content_type: str) -> str:
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == PROTOBUF:
+        return "protobuf"
+    if media == JSON:
+        return "json"
+    raise UnsupportedMedia(f"unsupported content type {content_type!r}; use {PROTOBUF} or {JSON}")
+
+
+def _gzip(encoding: str) -> bool:
+    value = encoding.strip().lower()
+    if value in ("", "identity"):
+        return False
+    if value == "gzip":
+        return True
+    raise UnsupportedMedia(f"unsupported content encoding {encoding!r}; use gzip or identity")
+
+
+def _error_response(error: IngestError, as_json: bool) -> Response:
+    answer = answer_for(error)
+    if isinstance(error, MethodNotAllowed | UnsupportedMedia):
+        as_json = True  # the request's encoding is unusable here (OTLP.md "HTTP")
+    code = answer.grpc_code.value[0]
+    body = proto.responses.status_body(code, error.message, as_json=as_json)
+    headers: dict[str, str] = {}
+    if isinstance(error, Overloaded):
+        headers["Retry-After"] = str(error.retry_after_s)
+    if isinstance(error, MethodNotAllowed):
+        headers["Allow"] = "POST"
+    return Response(
+        body, answer.http_status, headers=headers, media_type=JSON if as_json else PROTOBUF
+    )

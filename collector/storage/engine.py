@@ -1,0 +1,74 @@
+"""Engines for one database URL, and schema creation.
+
+SQLite: WAL, `synchronous=FULL` by default (OTLP.md), a busy timeout, and a
+separate *write* engine whose transactions start with BEGIN IMMEDIATE, so the
+span writer and the run assembler queue for the write lock instead of failing
+a read-to-write upgrade. PostgreSQL uses one engine for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+
+from collector.storage.tables import metadata
+
+
+@dataclass(frozen=True)
+class Database:
+    reader: Engine
+    writer: Engine
+
+    @property
+    def dialect(self) -> str:
+        return self.writer.dialect.name
+
+    def dispose(self) -> None:
+        self.reader.dispose()
+        self.writer.dispose()
+
+
+def open_database(url: str, *, synchronous: str = "FULL") -> Database:
+    if url.startswith("sqlite"):
+        reader = _sqlite_engine(url, synchronous, immediate=False)
+        writer = _sqlite_engine(url, synchronous, immediate=True)
+        return Database(reader, writer)
+    engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=8)
+    return Database(engine, engine)
+
+
+def _sqlite_engine(url: str, synchronous: str, *, immediate: bool) -> Engine:
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    mode = synchronous.upper()
+    if mode not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
+        raise ValueError(f"sqlite synchronous must be OFF, NORMAL, FULL or EXTRA, not {mode}")
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves, below
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={mode}")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def create_schema(db: Database) -> None:
+    metadata.create_all(db.writer)
+
+
+def ping(db: Database) -> bool:
+    try:
+        with db.reader.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        return True
+    except Exception:
+        return False

@@ -1,0 +1,100 @@
+"""Ingest keys: shown once, stored as a SHA-256 hash, compared in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+
+from collector.storage.engine import Database
+from collector.storage.tables import keys
+
+ROLES = ("agent", "grader")
+KEY_PREFIX = "bdg_"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who an ingest or read request acts as."""
+
+    owner: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    id: int
+    owner: str
+    role: str
+    prefix: str
+    created_at: float
+    revoked_at: float | None
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class KeyStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def create(self, owner: str, role: str = "agent") -> str:
+        """A new key for `owner`; the plaintext exists only in the return value."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}")
+        if not owner.strip():
+            raise ValueError("owner must not be empty")
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        with self._db.writer.begin() as conn:
+            conn.execute(
+                keys.insert().values(
+                    owner=owner,
+                    role=role,
+                    key_hash=_hash(key),
+                    prefix=key[:12],
+                    created_at=time.time(),
+                )
+            )
+        return key
+
+    def authenticate(self, key: str) -> Principal | None:
+        """The key's owner, or None for an unknown or revoked key."""
+        digest = _hash(key)
+        with self._db.reader.connect() as conn:
+            row = conn.execute(
+                select(keys.c.owner, keys.c.role, keys.c.key_hash, keys.c.revoked_at).where(
+                    keys.c.key_hash == digest
+                )
+            ).first()
+        if row is None or row.revoked_at is not None:
+            return None
+        if not hmac.compare_digest(row.key_hash, digest):
+            return None  # pragma: no cover - the lookup matched on this value
+        return Principal(row.owner, row.role)
+
+    def list(self) -> list[KeyInfo]:
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(select(keys).order_by(keys.c.id)).all()
+        return [KeyInfo(r.id, r.owner, r.role, r.prefix, r.created_at, r.revoked_at) for r in rows]
+
+    def revoke(self, ident: str) -> int:
+        """Revoke by id or by the printed prefix; returns how many were revoked."""
+        condition = keys.c.prefix == ident
+        if ident.isdigit():
+            condition = keys.c.id == int(ident)
+        with self._db.writer.begin() as conn:
+            result = conn.execute(
+                update(keys)
+                .where(condition, keys.c.revoked_at.is_(None))
+                .values(revoked_at=time.time())
+            )
+        return int(result.rowcount)
+
+    def count(self) -> int:
+        with self._db.reader.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())

@@ -1,0 +1,118 @@
+"""The schema: keys, agents, spans (one row per stored span) and runs."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+keys = Table(
+    "keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("owner", String(200), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(16), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("revoked_at", Float),
+)
+
+agents = Table(
+    "agents",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("name", String(500), nullable=False),
+    Column("first_seen_at", Float, nullable=False),
+    Column("deleted_at", Float),
+    UniqueConstraint("owner", "name", name="uq_agents_owner_name"),
+)
+
+# A rowid table with ONE narrow unique index: random keys in a clustered
+# index split pages (PERFORMANCE.md), and every extra index costs each insert.
+spans = Table(
+    "spans",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("owner", String(200), nullable=False),
+    Column("trace_id", String(32), nullable=False),
+    Column("span_id", String(16), nullable=False),
+    Column("parent_span_id", String(16), nullable=False),
+    Column("agent_id", String(36), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("kind", SmallInteger, nullable=False),
+    Column("start_ns", BigInteger, nullable=False),
+    Column("end_ns", BigInteger, nullable=False),
+    Column("status_code", SmallInteger, nullable=False),
+    Column("status_message", Text, nullable=False),
+    Column("flags", BigInteger, nullable=False),
+    Column("scope_name", Text, nullable=False),
+    Column("received_at", Float, nullable=False),
+    Column("grader", Boolean, nullable=False),
+    Column("role", String(8), nullable=False),
+    Column("rule", Text, nullable=False),
+    Column("facts", Text, nullable=False),
+    Column("encoded", LargeBinary, nullable=False),
+    Column("resource", LargeBinary, nullable=False),
+    Index("ux_spans_identity", "owner", "trace_id", "span_id", unique=True),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("agent_id", String(36), nullable=False),
+    Column("trace_id", String(32), nullable=False),
+    Column("run_key", Text, nullable=False),
+    Column("root_span_id", String(16)),
+    Column("task_id", Text),
+    Column("status", String(16), nullable=False),
+    Column("success", Boolean),
+    Column("success_source", String(16)),
+    Column("started_ns", BigInteger, nullable=False),
+    Column("ended_ns", BigInteger, nullable=False),
+    Column("latency_ms", Float),
+    Column("steps", Integer),
+    Column("tool_errors", Integer, nullable=False),
+    Column("llm_calls", Integer, nullable=False),
+    Column("input_tokens", BigInteger),
+    Column("output_tokens", BigInteger),
+    Column("cost_usd", Float),
+    Column("cost_source", String(16)),
+    Column("error_class", Text, nullable=False),
+    Column("span_count", Integer, nullable=False),
+    Column("has_agent_span", Boolean, nullable=False),
+    Column("last_received_at", Float, nullable=False),
+    Column("check_at", Float),
+    Column("terminal_at", Float),
+    Column("tool_calls", Text, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_runs_trace", "owner", "trace_id"),
+    Index("ix_runs_agent_started", "agent_id", "started_ns"),
+    Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
+    Index(
+        "ix_runs_agent_status_totals",
+        "agent_id",
+        "status",
+        "success",
+        "latency_ms",
+        "cost_usd",
+    ),
+    Index("ix_runs_check", "check_at"),
+)

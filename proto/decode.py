@@ -1,0 +1,161 @@
+"""Request bytes -> valid `WireSpan`s plus a count of refused ones.
+
+The hot path: parse with upb, walk each span's attribute keys once, lift only
+the selected keys, apply the OTLP.md limits in place, and keep the span as its
+re-encoded bytes. Nothing here allocates a dict per attribute.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from proto.errors import DecodeError, TooLarge
+from proto.otlp_json import json_to_request
+from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
+from proto.values import attributes_to_python, nesting, to_python, truncate_strings
+
+_CHUNK = 64 * 1024
+_NESTED = frozenset({"array_value", "kvlist_value"})
+
+
+def gunzip_limited(body: bytes, limit: int) -> bytes:
+    """Decompress gzip without ever holding more than `limit` + one chunk.
+
+    A gzip bomb stops at the limit (TooLarge); a broken stream is DecodeError.
+    """
+    out = bytearray()
+    data = body
+    try:
+        while data:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            pending = data
+            while pending:
+                out += inflater.decompress(pending, limit + 1 - len(out))
+                if len(out) > limit:
+                    raise TooLarge(f"decompressed body exceeds {limit} bytes")
+                pending = inflater.unconsumed_tail
+            if not inflater.eof:
+                raise DecodeError("gzip stream is truncated")
+            data = inflater.unused_data  # a further gzip member, if any
+    except zlib.error as exc:
+        raise DecodeError(f"broken gzip stream: {exc}") from None
+    return bytes(out)
+
+
+def parse_request(body: bytes, content: str) -> Any:
+    """Bytes -> `ExportTraceServiceRequest`; content is "protobuf" or "json"."""
+    if content == "json":
+        return json_to_request(body)
+    try:
+        return ExportTraceServiceRequest.FromString(body)
+    except ProtobufDecodeError as exc:
+        raise DecodeError(f"malformed protobuf ExportTraceServiceRequest: {exc}") from None
+
+
+def decode_request(request: Any, selection: Selection, limits: Limits) -> DecodedRequest:
+    """Validate every span, lift the selected attributes, keep the rest encoded."""
+    total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+    if total > limits.max_spans:
+        raise TooLarge(f"request holds {total} spans; the limit is {limits.max_spans}")
+    spans: list[WireSpan] = []
+    errors: dict[str, int] = {}
+    for resource_spans in request.resource_spans:
+        resource = attributes_to_python(resource_spans.resource.attributes)
+        resource_encoded = resource_spans.resource.SerializeToString()
+        for scope_spans in resource_spans.scope_spans:
+            scope_name = scope_spans.scope.name
+            for span in scope_spans.spans:
+                problem = _invalid(span)
+                lifted = _lift(span, selection, limits) if problem is None else None
+                if lifted is None:
+                    reason = problem or f"attribute nested deeper than {limits.max_depth} levels"
+                    errors[reason] = errors.get(reason, 0) + 1
+                    continue
+                spans.append(_wire_span(span, lifted, resource, resource_encoded, scope_name))
+    messages = tuple(f"{count} span(s): {reason}" for reason, count in errors.items())
+    return DecodedRequest(tuple(spans), sum(errors.values()), messages)
+
+
+def _invalid(span: Any) -> str | None:
+    """OTLP.md "Both doors": the span-level checks that refuse one span."""
+    trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+    if len(trace_id) != 16 or not any(trace_id):
+        return "trace_id must be 16 bytes and not all zero"
+    if len(span_id) != 8 or not any(span_id):
+        return "span_id must be 8 bytes and not all zero"
+    if parent and len(parent) != 8:
+        return "parent_span_id must be empty or 8 bytes"
+    if span.end_time_unix_nano < span.start_time_unix_nano:
+        return "end_time_unix_nano is before start_time_unix_nano"
+    return None
+
+
+def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] | None:
+    """One pass over the keys: lift wanted values, check nesting; None = too deep."""
+    lifted: dict[str, Value] = {}
+    keys, prefixes = selection.keys, selection.prefixes
+    for kv in span.attributes:
+        value = kv.value
+        if value.WhichOneof("value") in _NESTED and nesting(value) > limits.max_depth:
+            return None
+        key = kv.key
+        if key in keys or (prefixes and key.startswith(prefixes)):
+            lifted[key] = to_python(value)
+    _apply_limits(span, limits)
+    return lifted
+
+
+def _apply_limits(span: Any, limits: Limits) -> None:
+    """Drop extra attributes/events (counted) and cut long strings, in place."""
+    extra = len(span.attributes) - limits.max_attributes
+    if extra > 0:
+        del span.attributes[limits.max_attributes :]
+        span.dropped_attributes_count += extra
+    extra = len(span.events) - limits.max_events
+    if extra > 0:
+        del span.events[limits.max_events :]
+        span.dropped_events_count += extra
+    if span.ByteSize() > limits.max_string_bytes:  # only a big span can hold a long string
+        truncate_strings(span.attributes, limits.max_string_bytes)
+        for event in span.events:
+            truncate_strings(event.attributes, limits.max_string_bytes)
+
+
+def _exception_type(span: Any) -> str | None:
+    for event in span.events:
+        if event.name == "exception":
+            for kv in event.attributes:
+                if kv.key == "exception.type":
+                    return str(kv.value.string_value)
+    return None
+
+
+def _wire_span(
+    span: Any,
+    lifted: dict[str, Value],
+    resource: dict[str, Value],
+    resource_encoded: bytes,
+    scope_name: str,
+) -> WireSpan:
+    return WireSpan(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
+        name=span.name,
+        kind=span.kind,
+        start_ns=span.start_time_unix_nano,
+        end_ns=span.end_time_unix_nano,
+        status_code=span.status.code,
+        status_message=span.status.message,
+        flags=span.flags,
+        attributes=lifted,
+        resource=resource,
+        scope_name=scope_name,
+        exception_type=_exception_type(span) if span.events else None,
+        encoded=span.SerializeToString(),
+        resource_encoded=resource_encoded,
+    )

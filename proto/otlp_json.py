@@ -1,0 +1,74 @@
+"""OTLP/JSON -> `ExportTraceServiceRequest`, with the quirks of OTLP.md.
+
+Ids are hex (any case), not base64 as the generic proto3 JSON mapping says;
+enums arrive as integers or names; int64 as strings or numbers; field names in
+lowerCamelCase or snake_case; unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from proto.errors import DecodeError
+
+# A one-byte id: decodes fine, then fails the span's id-length check, so a bad
+# hex id refuses that span (partial success), not the whole request.
+_BAD_ID = base64.b64encode(b"\x00").decode()
+
+
+def json_to_request(body: bytes) -> Any:
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DecodeError(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise DecodeError("OTLP/JSON body must be a JSON object")
+    try:
+        for resource_spans in _items(data, "resourceSpans", "resource_spans"):
+            for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans"):
+                for span in _items(scope_spans, "spans", "spans"):
+                    _fix_ids(span)
+                    for link in _items(span, "links", "links"):
+                        _fix_ids(link)
+        return json_format.ParseDict(data, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError, AttributeError, ValueError) as exc:
+        raise DecodeError(f"invalid OTLP/JSON request: {exc}") from None
+
+
+def _items(parent: Any, camel: str, snake: str) -> list[Any]:
+    if not isinstance(parent, dict):
+        raise TypeError("expected a JSON object")
+    items = parent.get(camel, parent.get(snake)) or []
+    if not isinstance(items, list):
+        raise TypeError(f"{camel} must be a list")
+    return items
+
+
+def _fix_ids(record: Any) -> None:
+    if not isinstance(record, dict):
+        raise TypeError("a span or link must be a JSON object")
+    for camel, snake in (
+        ("traceId", "trace_id"),
+        ("spanId", "span_id"),
+        ("parentSpanId", "parent_span_id"),
+    ):
+        for key in (camel, snake):
+            if key in record:
+                record[key] = _hex_to_base64(record[key])
+
+
+def _hex_to_base64(value: Any) -> str:
+    if not isinstance(value, str):
+        return _BAD_ID
+    if not value:
+        return ""
+    try:
+        return base64.b64encode(binascii.unhexlify(value)).decode()
+    except (binascii.Error, ValueError):
+        return _BAD_ID

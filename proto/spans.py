@@ -1,0 +1,68 @@
+"""The frozen records that cross from `proto` into the collector."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+# An OTLP AnyValue as plain Python; bytes stay bytes, kvlists become dicts.
+Value: TypeAlias = "str | bool | int | float | bytes | list[Value] | dict[str, Value] | None"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """OTLP.md "Limits": what one request and one span may carry."""
+
+    max_attributes: int = 256
+    max_events: int = 1000
+    max_string_bytes: int = 16 * 1024
+    max_depth: int = 8
+    max_spans: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which span attributes the caller wants lifted out as Python values.
+
+    `prefixes` lift every key starting with one of them (e.g. token counts).
+    Everything else stays in the span's encoded bytes, untouched.
+    """
+
+    keys: frozenset[str]
+    prefixes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WireSpan:
+    """One valid span: identity, timing and status decoded, the rest encoded."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    status_code: int
+    status_message: str
+    flags: int
+    attributes: Mapping[str, Value]
+    resource: Mapping[str, Value]
+    scope_name: str
+    exception_type: str | None
+    encoded: bytes = field(repr=False)
+    resource_encoded: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRequest:
+    """The valid spans of one request, and why the others were refused."""
+
+    spans: tuple[WireSpan, ...]
+    rejected: int
+    errors: tuple[str, ...]
+
+    @property
+    def error_message(self) -> str:
+        return "; ".join(self.errors)

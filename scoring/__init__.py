@@ -1,0 +1,25 @@
+"""The scoring core: pure functions from run records to the three views.
+
+Imports nothing of ours and no I/O library (import-linter checks it).
+"""
+
+from scoring.composite import composite, composite_from_aggregates
+from scoring.radar import radar, radar_cohort
+from scoring.repeatability import pass_k
+from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
+from scoring.weights import parse_weights, validate_weights
+
+__all__ = [
+    "Composite",
+    "Radar",
+    "Repeatability",
+    "RunRecord",
+    "TaskRepeatability",
+    "composite",
+    "composite_from_aggregates",
+    "parse_weights",
+    "pass_k",
+    "radar",
+    "radar_cohort",
+    "validate_weights",
+]

@@ -1,0 +1,60 @@
+"""Every constant of the scoring policy (SCORING.md), in one place.
+
+Nothing else in the project hard-codes a weight, an anchor or a cohort size:
+change the policy here and bump `SCORING_POLICY`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SCORING_POLICY: Final = "2026-07-zero-success-v1"
+
+# SCORING.md section 1: headline composite weights.
+WEIGHT_SUCCESS: Final = 0.40
+WEIGHT_RELIABILITY: Final = 0.30
+WEIGHT_COST: Final = 0.30
+
+# Below this many completed runs consistency is the neutral 1.0.
+CONSISTENCY_MIN_RUNS: Final = 5
+
+# Piecewise-linear anchors: (x, score in [0, 1]); clamped outside the range.
+LATENCY_ANCHORS_MS: Final[tuple[tuple[float, float], ...]] = (
+    (500.0, 1.00),
+    (2000.0, 0.80),
+    (5000.0, 0.50),
+    (10000.0, 0.00),
+)
+COST_ANCHORS_USD: Final[tuple[tuple[float, float], ...]] = (
+    (0.001, 1.00),
+    (0.010, 0.80),
+    (0.050, 0.50),
+    (0.100, 0.20),
+    (0.200, 0.00),
+)
+
+COMPOSITE_DECIMALS: Final = 2
+
+# SCORING.md section 2: fitness radar.
+RADAR_COHORT_SIZE: Final = 100
+RADAR_AXES: Final = ("correctness", "latency", "cost", "tool_efficiency", "robustness")
+RADAR_DEFAULT_WEIGHT: Final = 0.2
+RADAR_LATENCY_MIN_RUNS: Final = 5
+RADAR_LATENCY_BASE_MS: Final = 500.0
+RADAR_LATENCY_POINTS_PER_100MS: Final = 2.0
+RADAR_COST_BASE_USD: Final = 0.01
+RADAR_COST_USD_PER_POINT: Final = 0.001
+RADAR_STEPS_BASE: Final = 3.0
+RADAR_POINTS_PER_STEP: Final = 10.0
+RADAR_ROBUSTNESS_MIN_OUTCOMES: Final = 2
+
+# SCORING.md section 3: repeatability.
+PASS_K_LEVELS: Final = (1, 3, 5)
+PASS_K_MIN_OUTCOMES: Final = 3
+
+# RUNS.md "Run fields", cost_usd: the reference price used when no cost is
+# reported, USD per million tokens.
+REFERENCE_INPUT_USD_PER_MTOK: Final = 5.0
+REFERENCE_OUTPUT_USD_PER_MTOK: Final = 15.0
+
+TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "timeout"})

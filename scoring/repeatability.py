@@ -1,0 +1,47 @@
+"""Repeatability pass^k (SCORING.md section 3): will it do that again?"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from math import comb
+
+from scoring import policy
+from scoring._math import mean
+from scoring.types import Repeatability, RunRecord, TaskRepeatability
+
+
+def pass_hat_k(n: int, successes: int, k: int) -> float:
+    """C(c, k) / C(n, k): the chance that k draws without replacement all pass."""
+    if successes < k:
+        return 0.0
+    return comb(successes, k) / comb(n, k)
+
+
+def pass_k(runs: Iterable[RunRecord]) -> Repeatability:
+    """Per-task pass^1/3/5 for tasks with enough known outcomes, and their mean."""
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for run in runs:
+        known = run.success is not None and run.task_id is not None
+        if run.status in policy.TERMINAL_STATUSES and known:
+            outcomes[str(run.task_id)].append(bool(run.success))
+    tasks = tuple(
+        _task(task_id, results)
+        for task_id, results in sorted(outcomes.items())
+        if len(results) >= policy.PASS_K_MIN_OUTCOMES
+    )
+    if not tasks:
+        return Repeatability(None, None, None, 0, ())
+    return Repeatability(
+        pass_1=mean([t.pass_1 for t in tasks]),
+        pass_3=mean([t.pass_3 for t in tasks]),
+        pass_5=mean([t.pass_5 for t in tasks]),
+        tasks_counted=len(tasks),
+        tasks=tasks,
+    )
+
+
+def _task(task_id: str, results: list[bool]) -> TaskRepeatability:
+    n, c = len(results), sum(results)
+    one, three, five = (pass_hat_k(n, c, k) for k in policy.PASS_K_LEVELS)
+    return TaskRepeatability(task_id, n, c, one, three, five)
