@@ -1,10 +1,14 @@
 """The run assembler thread: recompute touched traces soon after each commit.
 
-Commits notify it with the traces they touched; it waits `delay` to let the
-rest of a burst arrive (so a trace sent in 20 requests is not recomputed 20
-times), then recomputes each trace from its stored span facts in one
-transaction. A sweep turns timers (orphan grace, run timeout) into status
-changes, and old spans are deleted after the retention period.
+Commits hand it the rows they stored; it waits `delay` to let the rest of a
+burst arrive (so a trace sent in 20 requests is not recomputed 20 times),
+recomputes each touched trace from its span facts (cached, else read from a
+snapshot), and gives the batch writer the runs to store. A sweep turns timers
+(orphan grace, run timeout) into status changes and applies span retention.
+
+Correct with several writers (other processes): each stored result carries
+the span count it was computed from, checked inside the storing transaction;
+a trace that changed meanwhile is recomputed instead of overwritten.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.engine import Connection
 
-from collector.assembly.runs import Timers, assemble_trace
+from collector.assembly.facts import SpanFacts
+from collector.assembly.runs import Run, Timers, assemble_trace
+from collector.errors import Overloaded
 from collector.metrics import Metrics
+from collector.pipeline import IngestPipeline
 from collector.storage.engine import Database
 from collector.storage.run_writes import (
     delete_old_spans,
@@ -24,7 +33,9 @@ from collector.storage.run_writes import (
     group_by_owner,
     load_trace_facts,
     replace_trace_runs,
+    span_counts,
 )
+from collector.trace_cache import TraceCache
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -52,21 +63,33 @@ class RunAssembler:
         self._delay_s = delay_s
         self._sweep_interval_s = sweep_interval_s
         self._retention_s = retention_s
+        self._writer: IngestPipeline | None = None
         self._pending: set[TraceKey] = set()
+        self._fresh_rows: list[list[tuple[Any, ...]]] = []
         self._cond = threading.Condition()
         self._stopping = False
         self._last_retention = 0.0
+        self._cache = TraceCache()
         self._thread = threading.Thread(target=self._run, name="run-assembler", daemon=True)
+
+    def attach(self, writer: IngestPipeline) -> None:
+        self._writer = writer
 
     def start(self) -> None:
         self._thread.start()
 
-    def notify(self, traces: set[TraceKey]) -> None:
-        if not traces:
-            return
+    def committed(self, rows: list[tuple[Any, ...]], traces: set[TraceKey]) -> None:
+        """Called by the batch writer after a commit; cheap, the work is ours."""
         with self._cond:
+            self._fresh_rows.append(rows)
             self._pending |= traces
             self._cond.notify()
+
+    def notify(self, traces: set[TraceKey]) -> None:
+        if traces:
+            with self._cond:
+                self._pending |= traces
+                self._cond.notify()
 
     def stop(self) -> None:
         with self._cond:
@@ -76,17 +99,14 @@ class RunAssembler:
         self.process_pending()
 
     def process_pending(self) -> None:
-        """Recompute every pending trace now (also used at shutdown)."""
+        """Recompute every pending trace now and wait until its runs are stored."""
         with self._cond:
             work, self._pending = self._pending, set()
-        if not work:
-            return
-        try:
+            fresh, self._fresh_rows = self._fresh_rows, []
+        for rows in fresh:
+            self._cache.add_rows(rows)
+        if work:
             self.recompute(work)
-        except SQLAlchemyError:
-            with self._cond:
-                self._pending |= work  # nothing is lost: try again on the next round
-            raise
 
     def sweep(self) -> None:
         """Queue traces whose timers are due, and apply span retention."""
@@ -96,27 +116,66 @@ class RunAssembler:
         self.notify(due)
         if now - self._last_retention >= _RETENTION_EVERY_S:
             self._last_retention = now
-            with self._db.writer.begin() as conn:
-                deleted = delete_old_spans(conn, now - self._retention_s)
+            cutoff = now - self._retention_s
+            deleted = self._write(lambda conn: delete_old_spans(conn, cutoff)).result()
             if deleted:
                 log.info("retention: deleted %d spans", deleted)
 
     def recompute(self, traces: set[TraceKey]) -> None:
+        waiting: list[tuple[str, list[str], Future[Any]]] = []
         for owner, trace_ids in group_by_owner(traces).items():
             for start in range(0, len(trace_ids), _MAX_TRACES_PER_TXN):
-                self._recompute_chunk(owner, trace_ids[start : start + _MAX_TRACES_PER_TXN])
+                chunk = trace_ids[start : start + _MAX_TRACES_PER_TXN]
+                waiting.append((owner, chunk, self._store(owner, chunk)))
+        for owner, chunk, future in waiting:
+            try:
+                changed, finalised = future.result()
+            except Overloaded:
+                changed, finalised = chunk, []  # not stored: try again next round
+            if changed:
+                self.notify({(owner, trace_id) for trace_id in changed})
+            for run in finalised:
+                self._metrics.runs_finalised.labels(run.status).inc()
 
-    def _recompute_chunk(self, owner: str, trace_ids: list[str]) -> None:
-        with self._db.writer.begin() as conn:
-            now = self._clock()
-            facts = load_trace_facts(conn, owner, trace_ids)
-            assembled = {
-                trace_id: assemble_trace(trace_id, facts.get(trace_id, []), now, self._timers)
-                for trace_id in trace_ids
-            }
-            finalised = replace_trace_runs(conn, owner, assembled, now)
-        for run in finalised:
-            self._metrics.runs_finalised.labels(run.status).inc()
+    def _store(self, owner: str, trace_ids: list[str]) -> Future[Any]:
+        facts = self._facts(owner, trace_ids)
+        now = self._clock()
+        assembled = {
+            trace_id: assemble_trace(trace_id, facts[trace_id], now, self._timers)
+            for trace_id in trace_ids
+        }
+
+        def write(conn: Connection) -> tuple[list[str], list[Run]]:
+            current = span_counts(conn, owner, trace_ids)
+            changed = [t for t in trace_ids if current.get(t, 0) != len(facts[t])]
+            for trace_id in changed:
+                del assembled[trace_id]
+                self._cache.drop((owner, trace_id))
+            return changed, replace_trace_runs(conn, owner, assembled, now)
+
+        return self._write(write)
+
+    def _facts(self, owner: str, trace_ids: list[str]) -> dict[str, list[SpanFacts]]:
+        facts: dict[str, list[SpanFacts]] = {}
+        missing = []
+        for trace_id in trace_ids:
+            cached = self._cache.get((owner, trace_id))
+            if cached is None:
+                missing.append(trace_id)
+            else:
+                facts[trace_id] = cached
+        if missing:
+            with self._db.reader.connect() as conn:
+                loaded = load_trace_facts(conn, owner, missing)
+            for trace_id in missing:
+                facts[trace_id] = loaded.get(trace_id, [])
+                self._cache.put((owner, trace_id), facts[trace_id])
+        return facts
+
+    def _write(self, write: Callable[[Connection], Any]) -> Future[Any]:
+        if self._writer is None:
+            raise RuntimeError("RunAssembler.attach(writer) was not called")
+        return self._writer.submit_job(write)
 
     def _run(self) -> None:
         next_sweep = 0.0
@@ -136,5 +195,5 @@ class RunAssembler:
                 if self._clock() >= next_sweep:
                     next_sweep = self._clock() + self._sweep_interval_s
                     self.sweep()
-            except SQLAlchemyError as exc:
-                log.error("run assembly failed, will retry: %s", exc)
+            except Exception:
+                log.exception("run assembly failed; will retry")

@@ -31,6 +31,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--sqlite-synchronous": ("sqlite_synchronous", str),
     "--assembly-delay": ("assembly_delay_s", float),
     "--sweep-interval": ("sweep_interval_s", float),
+    "--decode-workers": ("decode_workers", int),
     "--log-level": ("log_level", str),
 }
 

@@ -6,23 +6,21 @@ calls and map `IngestError`s through `errors.ERROR_TABLE`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
 
 import proto
-from collector.agents import AgentDirectory, agent_id, agent_name
-from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
-from collector.assembly.facts import span_facts
-from collector.errors import BadRequest, PayloadTooLarge, Unauthenticated
+from collector.agents import AgentDirectory
+from collector.decoding import DecodedRows, DecodeJob, Decoder
+from collector.errors import Unauthenticated
 from collector.metrics import Metrics
 from collector.pipeline import Batch, IngestPipeline
 from collector.storage.keys import KeyStore, Principal
+from collector.storage.writes import SPAN_COLUMNS
 
-SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
 LOCAL_OWNER = "local"
+AGENT_COLUMN = SPAN_COLUMNS.index("agent_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +51,9 @@ class Ingest:
         metrics: Metrics,
         clock: Callable[[], float],
         limits: proto.Limits,
+        decoder: Decoder,
         *,
+        max_body_bytes: int,
         insecure: bool = False,
     ) -> None:
         self._keys = keys
@@ -62,6 +62,8 @@ class Ingest:
         self._metrics = metrics
         self._clock = clock
         self.limits = limits
+        self.max_body_bytes = max_body_bytes
+        self._decoder = decoder
         self._insecure = insecure
 
     def authenticate(self, headers: Mapping[str, str]) -> Principal:
@@ -75,85 +77,50 @@ class Ingest:
             raise Unauthenticated("unknown or revoked ingest key")
         return principal
 
-    def parse(self, body: bytes, content: str, *, gzip: bool, max_bytes: int) -> Any:
-        """Body bytes -> request message; size and format errors mapped here."""
-        try:
-            if gzip:
-                body = proto.gunzip_limited(body, max_bytes)
-            return proto.parse_request(body, content)
-        except proto.TooLarge as exc:
-            raise PayloadTooLarge(str(exc)) from None
-        except proto.DecodeError as exc:
-            raise BadRequest(str(exc)) from None
+    def decode(
+        self, principal: Principal, body: bytes, content: str, *, gzip: bool
+    ) -> Future[DecodedRows]:
+        """Hand the body to a decoder; the future holds rows or an IngestError."""
+        job = DecodeJob(
+            body=body,
+            content=content,
+            gzip=gzip,
+            max_bytes=self.max_body_bytes,
+            limits=self.limits,
+            owner=principal.owner,
+            grader=principal.role == "grader",
+            received_at=self._clock(),
+        )
+        return self._decoder.submit(job)
 
-    def accept(self, principal: Principal, request: Any, transport: str) -> Accepted:
-        """Validate, classify and queue the request's spans for one commit."""
-        try:
-            decoded = proto.decode_request(request, SELECTION, self.limits)
-        except proto.TooLarge as exc:
-            raise PayloadTooLarge(str(exc)) from None
-        received = len(decoded.spans) + decoded.rejected
-        self._metrics.spans_received.labels(transport).inc(received)
-        now = self._clock()
-        owner, grader = principal.owner, principal.role == "grader"
-        rows: list[dict[str, Any]] = []
-        agent_rows: dict[str, dict[str, Any]] = {}
-        traces: set[tuple[str, str]] = set()
-        deleted = 0
-        for span in decoded.spans:
-            name = agent_name(span.resource)
-            ident = agent_id(owner, name)
-            if self._directory.is_deleted(ident):
-                deleted += 1
-                continue
-            if ident not in agent_rows and not self._directory.is_known(ident):
-                agent_rows[ident] = {
-                    "id": ident,
-                    "owner": owner,
-                    "name": name,
-                    "first_seen_at": now,
-                }
-            role, rule, facts = span_facts(
-                span.name, span.attributes, span.resource, span.exception_type
-            )
-            rows.append(
-                {
-                    "owner": owner,
-                    "trace_id": span.trace_id,
-                    "span_id": span.span_id,
-                    "parent_span_id": span.parent_span_id,
-                    "agent_id": ident,
-                    "name": span.name,
-                    "kind": span.kind,
-                    "start_ns": span.start_ns,
-                    "end_ns": span.end_ns,
-                    "status_code": span.status_code,
-                    "status_message": span.status_message,
-                    "flags": span.flags,
-                    "scope_name": span.scope_name,
-                    "received_at": now,
-                    "grader": grader,
-                    "role": role,
-                    "rule": rule,
-                    "facts": json.dumps(facts, separators=(",", ":")),
-                    "encoded": span.encoded,
-                    "resource": span.resource_encoded,
-                }
-            )
-            traces.add((owner, span.trace_id))
+    def accept(self, decoded: DecodedRows, transport: str) -> Accepted:
+        """Refuse spans of deleted agents, then queue the rest for one commit."""
+        self._metrics.spans_received.labels(transport).inc(len(decoded.rows) + decoded.rejected)
+        deleted = {ident for ident in decoded.agents if self._directory.is_deleted(ident)}
+        rows = decoded.rows
         errors = list(decoded.errors)
         if deleted:
-            errors.append(f"{deleted} span(s): agent deleted")
-        rejected = decoded.rejected + deleted
-        if rejected:
-            for reason in errors:
-                self._metrics.spans_rejected.labels(transport, reason.split(": ", 1)[-1]).inc()
+            rows = [row for row in rows if row[AGENT_COLUMN] not in deleted]
+            errors.append(f"{len(decoded.rows) - len(rows)} span(s): agent deleted")
+        rejected = decoded.rejected + len(decoded.rows) - len(rows)
+        for reason in errors:
+            self._metrics.spans_rejected.labels(transport, reason.split(": ", 1)[-1]).inc()
         committed: Future[None]
         if rows:
-            batch = Batch(rows, list(agent_rows.values()), traces)
+            new_agents = {
+                ident: name
+                for ident, name in decoded.agents.items()
+                if ident not in deleted and not self._directory.is_known(ident)
+            }
+            owner, received_at = rows[0][0], rows[0][SPAN_COLUMNS.index("received_at")]
+            batch = Batch(
+                rows,
+                [(ident, owner, name, received_at) for ident, name in new_agents.items()],
+                {(owner, row[1]) for row in rows},
+            )
             committed = self._pipeline.submit(batch)
             committed.add_done_callback(
-                lambda f: self._after_commit(f, set(agent_rows), len(rows), transport)
+                lambda f: self._after_commit(f, set(new_agents), len(rows), transport)
             )
         else:
             committed = Future()

@@ -4,6 +4,10 @@ Many export requests are merged into one transaction; each request's future
 resolves only after the transaction holding its spans has committed, so an
 OK always means durable. A full queue, a closed pipeline or a failing
 database is `Overloaded` (retryable), never a silent drop.
+
+The same writer also stores the runs the assembler computed, in the same
+transactions: SQLite has one write lock, and a second writer thread only
+made the two wait for each other.
 """
 
 from __future__ import annotations
@@ -17,13 +21,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.engine import Connection
 
 from collector.errors import Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import insert_ignore
 from collector.storage.engine import Database
-from collector.storage.tables import agents, spans
+from collector.storage.writes import write_batch
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +38,18 @@ MAX_BATCH_SPANS = 20_000
 class Batch:
     """One export request's valid spans, waiting for their commit."""
 
-    span_rows: list[dict[str, Any]]
-    agent_rows: list[dict[str, Any]]
+    span_rows: list[tuple[Any, ...]]  # in storage.writes.SPAN_COLUMNS order
+    agent_rows: list[tuple[Any, ...]]  # in storage.writes.AGENT_COLUMNS order
     traces: set[TraceKey]
     future: Future[None] = field(default_factory=Future)
+
+
+@dataclass
+class Job:
+    """Any other write for the writer's next transaction (runs, retention)."""
+
+    write: Callable[[Connection], Any]
+    future: Future[Any] = field(default_factory=Future)
 
 
 class IngestPipeline:
@@ -46,7 +57,7 @@ class IngestPipeline:
         self,
         db: Database,
         max_spans: int,
-        on_committed: Callable[[set[TraceKey]], None],
+        on_committed: Callable[[list[tuple[Any, ...]], set[TraceKey]], None],
         metrics: Metrics,
     ) -> None:
         self._db = db
@@ -54,9 +65,11 @@ class IngestPipeline:
         self._on_committed = on_committed
         self._metrics = metrics
         self._queue: deque[Batch] = deque()
+        self._jobs: deque[Job] = deque()
         self._queued_spans = 0
         self._cond = threading.Condition()
-        self._closing = False
+        self._closing = False  # no new span batches
+        self._stopping = False  # writer exits once both queues are empty
         self._thread = threading.Thread(target=self._run, name="batch-writer", daemon=True)
 
     def start(self) -> None:
@@ -75,21 +88,40 @@ class IngestPipeline:
             self._queue.append(batch)
             self._queued_spans += size
             self._metrics.queue_depth.set(self._queued_spans)
-            self._cond.notify()
+            self._cond.notify_all()
         return batch.future
 
-    def close(self, timeout: float = 30.0) -> None:
-        """Stop accepting, drain and commit what is queued, then return."""
+    def submit_job(self, write: Callable[[Connection], Any]) -> Future[Any]:
+        job = Job(write)
+        with self._cond:
+            if self._stopping:
+                job.future.set_exception(Overloaded("writer stopped"))
+                return job.future
+            self._jobs.append(job)
+            self._cond.notify_all()
+        return job.future
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop taking spans; return once every queued batch is committed."""
+        deadline = time.monotonic() + timeout
         with self._cond:
             self._closing = True
-            self._cond.notify()
-        self._thread.join(timeout)
+            while self._queue and time.monotonic() < deadline:
+                self._cond.wait(0.05)
 
-    def _take(self) -> list[Batch] | None:
+    def shutdown(self, timeout: float = 60.0) -> None:
+        """After close(): finish the remaining jobs and stop the writer."""
         with self._cond:
-            while not self._queue and not self._closing:
+            self._closing = self._stopping = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _take(self) -> tuple[list[Batch], list[Job]] | None:
+        with self._cond:
+            while not self._queue and not self._jobs and not self._stopping:
                 self._cond.wait()
-            if not self._queue:
+            if not self._queue and not self._jobs:
                 return None
             taken: list[Batch] = []
             count = 0
@@ -99,38 +131,48 @@ class IngestPipeline:
                 batch = self._queue.popleft()
                 taken.append(batch)
                 count += len(batch.span_rows)
+            jobs = list(self._jobs)
+            self._jobs.clear()
             self._queued_spans -= count
             self._metrics.queue_depth.set(self._queued_spans)
-            return taken
+            self._cond.notify_all()
+            return taken, jobs
 
     def _run(self) -> None:
-        while (taken := self._take()) is not None:
-            self._commit(taken)
+        while (work := self._take()) is not None:
+            self._commit(*work)
 
-    def _commit(self, taken: list[Batch]) -> None:
+    def _commit(self, taken: list[Batch], jobs: list[Job]) -> None:
         started = time.perf_counter()
+        rows = [row for b in taken for row in b.span_rows]
         try:
             with self._db.writer.begin() as conn:
-                insert_ignore(conn, agents, _unique_agents(b.agent_rows for b in taken))
-                insert_ignore(conn, spans, [row for b in taken for row in b.span_rows])
-        except SQLAlchemyError as exc:
+                # Jobs first: a run computed from N spans is checked against
+                # the N spans stored before this batch adds more.
+                results = [job.write(conn) for job in jobs]
+                write_batch(conn, _unique_agents(b.agent_rows for b in taken), rows)
+        except Exception as exc:  # SQLAlchemy's or the raw driver's: not durable, retry
             log.error("batch commit failed: %s", exc)
             error = Overloaded("database unavailable; retry later", retry_after_s=2)
-            for batch in taken:
-                batch.future.set_exception(error)
+            for item in [*taken, *jobs]:
+                item.future.set_exception(error)
             return
-        self._metrics.commit_seconds.observe(time.perf_counter() - started)
+        if taken:
+            self._metrics.commit_seconds.observe(time.perf_counter() - started)
         for batch in taken:
             batch.future.set_result(None)
-        touched: set[TraceKey] = set()
-        for batch in taken:
-            touched |= batch.traces
-        self._on_committed(touched)
+        for job, result in zip(jobs, results, strict=True):
+            job.future.set_result(result)
+        if taken:
+            touched: set[TraceKey] = set()
+            for batch in taken:
+                touched |= batch.traces
+            self._on_committed(rows, touched)
 
 
-def _unique_agents(groups: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
+def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+    seen: dict[Any, tuple[Any, ...]] = {}
     for rows in groups:
         for row in rows:
-            seen.setdefault(row["id"], row)
+            seen.setdefault(row[0], row)
     return list(seen.values())

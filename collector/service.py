@@ -22,6 +22,7 @@ from api import create_api
 from collector.agents import AgentDirectory
 from collector.assembler import RunAssembler
 from collector.assembly.runs import Timers
+from collector.decoding import Decoder, default_workers
 from collector.ingest import Ingest
 from collector.metrics import Metrics
 from collector.pipeline import IngestPipeline
@@ -49,6 +50,7 @@ class Service:
     grpc: GrpcDoor
     http: HttpDoor
     reads: SqlReadStore
+    decoder: Decoder
     grpc_port: int = 0
     http_port: int = 0
     _uvicorn: uvicorn.Server | None = None
@@ -60,6 +62,7 @@ class Service:
         sock = _bind_http(s.host, s.http_port)
         self.http_port = sock.getsockname()[1]
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)
+        self.decoder.warm_up()
         self.pipeline.start()
         self.assembler.start()
         self.grpc.start()
@@ -83,8 +86,10 @@ class Service:
         self.grpc.stop(grace_s=10)
         if self._http_thread is not None:
             self._http_thread.join(30)
-        self.pipeline.close()
-        self.assembler.stop()
+        self.decoder.close()
+        self.pipeline.close()  # every accepted span committed
+        self.assembler.stop()  # runs of the last spans computed and stored
+        self.pipeline.shutdown()
         self.db.dispose()
 
 
@@ -116,10 +121,23 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         sweep_interval_s=settings.sweep_interval_s,
         retention_s=settings.span_retention_days * 86400.0,
     )
-    pipeline = IngestPipeline(db, settings.queue_max_spans, assembler.notify, metrics)
+    pipeline = IngestPipeline(db, settings.queue_max_spans, assembler.committed, metrics)
+    assembler.attach(pipeline)
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)
-    ingest = Ingest(keys, directory, pipeline, metrics, clock, limits, insecure=settings.insecure)
+    workers = settings.decode_workers
+    decoder = Decoder(default_workers() if workers is None else workers)
+    ingest = Ingest(
+        keys,
+        directory,
+        pipeline,
+        metrics,
+        clock,
+        limits,
+        decoder,
+        max_body_bytes=settings.max_body_bytes,
+        insecure=settings.insecure,
+    )
     reads = SqlReadStore(db, keys, directory, timers, clock)
     return Service(
         settings=settings,
@@ -131,4 +149,5 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         grpc=GrpcDoor(ingest, metrics, settings.max_body_bytes),
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
         reads=reads,
+        decoder=decoder,
     )

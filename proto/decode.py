@@ -75,7 +75,9 @@ def decode_request(request: Any, selection: Selection, limits: Limits) -> Decode
                     reason = problem or f"attribute nested deeper than {limits.max_depth} levels"
                     errors[reason] = errors.get(reason, 0) + 1
                     continue
-                spans.append(_wire_span(span, lifted, resource, resource_encoded, scope_name))
+                spans.append(
+                    _wire_span(span, lifted, resource, resource_encoded, scope_name, limits)
+                )
     messages = tuple(f"{count} span(s): {reason}" for reason, count in errors.items())
     return DecodedRequest(tuple(spans), sum(errors.values()), messages)
 
@@ -98,31 +100,36 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] |
     """One pass over the keys: lift wanted values, check nesting; None = too deep."""
     lifted: dict[str, Value] = {}
     keys, prefixes = selection.keys, selection.prefixes
+    count = 0
     for kv in span.attributes:
+        count += 1
         value = kv.value
         if value.WhichOneof("value") in _NESTED and nesting(value) > limits.max_depth:
             return None
         key = kv.key
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = to_python(value)
-    _apply_limits(span, limits)
-    return lifted
-
-
-def _apply_limits(span: Any, limits: Limits) -> None:
-    """Drop extra attributes/events (counted) and cut long strings, in place."""
-    extra = len(span.attributes) - limits.max_attributes
+    extra = count - limits.max_attributes
     if extra > 0:
         del span.attributes[limits.max_attributes :]
         span.dropped_attributes_count += extra
-    extra = len(span.events) - limits.max_events
-    if extra > 0:
-        del span.events[limits.max_events :]
-        span.dropped_events_count += extra
-    if span.ByteSize() > limits.max_string_bytes:  # only a big span can hold a long string
+    return lifted
+
+
+def _encode(span: Any, limits: Limits) -> bytes:
+    """The span's bytes after the event limit and string truncation (OTLP.md)."""
+    if span.events:
+        extra = len(span.events) - limits.max_events
+        if extra > 0:
+            del span.events[limits.max_events :]
+            span.dropped_events_count += extra
+    encoded: bytes = span.SerializeToString()
+    if len(encoded) > limits.max_string_bytes:  # only a big span can hold a long string
         truncate_strings(span.attributes, limits.max_string_bytes)
         for event in span.events:
             truncate_strings(event.attributes, limits.max_string_bytes)
+        encoded = span.SerializeToString()
+    return encoded
 
 
 def _exception_type(span: Any) -> str | None:
@@ -140,7 +147,9 @@ def _wire_span(
     resource: dict[str, Value],
     resource_encoded: bytes,
     scope_name: str,
+    limits: Limits,
 ) -> WireSpan:
+    encoded = _encode(span, limits)
     return WireSpan(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
@@ -156,6 +165,6 @@ def _wire_span(
         resource=resource,
         scope_name=scope_name,
         exception_type=_exception_type(span) if span.events else None,
-        encoded=span.SerializeToString(),
+        encoded=encoded,
         resource_encoded=resource_encoded,
     )

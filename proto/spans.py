@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TypeAlias
+from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias
 
 # An OTLP AnyValue as plain Python; bytes stay bytes, kvlists become dicts.
 Value: TypeAlias = "str | bool | int | float | bytes | list[Value] | dict[str, Value] | None"
@@ -33,9 +33,12 @@ class Selection:
     prefixes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class WireSpan:
-    """One valid span: identity, timing and status decoded, the rest encoded."""
+class WireSpan(NamedTuple):
+    """One valid span: identity, timing and status decoded, the rest encoded.
+
+    A NamedTuple, not a frozen dataclass: just as immutable, and built in
+    one C call, which matters at tens of thousands of spans per second.
+    """
 
     trace_id: str
     span_id: str
@@ -51,8 +54,8 @@ class WireSpan:
     resource: Mapping[str, Value]
     scope_name: str
     exception_type: str | None
-    encoded: bytes = field(repr=False)
-    resource_encoded: bytes = field(repr=False)
+    encoded: bytes
+    resource_encoded: bytes
 
 
 @dataclass(frozen=True, slots=True)

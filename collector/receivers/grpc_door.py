@@ -35,7 +35,7 @@ class GrpcDoor:
         self._ingest = ingest
         self._metrics = metrics
         self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="grpc"),
+            futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="grpc"),
             options=[
                 ("grpc.max_receive_message_length", max_body_bytes),
                 ("grpc.so_reuseport", 0),
@@ -78,8 +78,8 @@ class GrpcDoor:
                 k.lower(): v for k, v in context.invocation_metadata() if isinstance(v, str)
             }
             principal = self._ingest.authenticate(metadata)
-            request = self._ingest.parse(body, "protobuf", gzip=False, max_bytes=len(body))
-            accepted = self._ingest.accept(principal, request, TRANSPORT)
+            decoded = self._ingest.decode(principal, body, "protobuf", gzip=False).result()
+            accepted = self._ingest.accept(decoded, TRANSPORT)
             accepted.committed.result()
         except IngestError as error:
             self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()

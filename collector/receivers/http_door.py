@@ -55,10 +55,10 @@ class HttpDoor:
             as_json = content == "json"
             gzip = _gzip(headers.get("content-encoding", ""))
             body = await self._read_body(request, headers)
-            message = await run_in_threadpool(
-                self._ingest.parse, body, content, gzip=gzip, max_bytes=self._max
+            decoded = await asyncio.wrap_future(
+                self._ingest.decode(principal, body, content, gzip=gzip)
             )
-            accepted = await run_in_threadpool(self._ingest.accept, principal, message, TRANSPORT)
+            accepted = self._ingest.accept(decoded, TRANSPORT)
             await asyncio.wrap_future(accepted.committed)
         except IngestError as error:
             self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()

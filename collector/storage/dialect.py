@@ -1,4 +1,9 @@
-"""The only module with dialect-specific SQL: native ON CONFLICT per dialect."""
+"""The only module with dialect-specific SQL: native ON CONFLICT, paramstyles.
+
+The hot paths (span batches, run upserts, fact loads) go straight to the
+DB-API cursor with tuples: SQLAlchemy's per-row parameter processing cost
+more than the insert itself (PERFORMANCE.md; measured in bench/ingest.py).
+"""
 
 from __future__ import annotations
 
@@ -16,21 +21,65 @@ def _insert(conn: Connection, table: Table) -> Any:
     return sqlite.insert(table)
 
 
-def insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert rows; a row whose unique key exists already is skipped."""
-    if rows:
-        conn.execute(_insert(conn, table).on_conflict_do_nothing(), list(rows))
+def _marker(conn: Connection) -> str:
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
-def upsert(
-    conn: Connection, table: Table, rows: Sequence[dict[str, Any]], key: Sequence[str]
+def cursor(conn: Connection) -> Any:
+    """The DB-API cursor of this connection, inside its current transaction."""
+    return conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+
+def insert_ignore_rows(
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
 ) -> None:
-    """Insert rows, or overwrite every non-key column of the existing row."""
+    """Insert tuples; a row whose unique key exists already is skipped."""
     if not rows:
         return
-    statement = _insert(conn, table)
-    columns = [c for c in rows[0] if c not in key]
-    statement = statement.on_conflict_do_update(
-        index_elements=list(key), set_={c: statement.excluded[c] for c in columns}
+    marks = ", ".join([_marker(conn)] * len(columns))
+    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
+    cursor(conn).executemany(sql, rows)
+
+
+def upsert_rows(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    key: Sequence[str],
+) -> None:
+    """Insert tuples, or overwrite every non-key column of the existing row."""
+    if not rows:
+        return
+    marks = ", ".join([_marker(conn)] * len(columns))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+    sql = (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) "
+        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
     )
-    conn.execute(statement, list(rows))
+    cursor(conn).executemany(sql, rows)
+
+
+def select_in(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    equal: dict[str, Any],
+    in_column: str,
+    values: Sequence[Any],
+) -> list[tuple[Any, ...]]:
+    """SELECT columns WHERE equal... AND in_column IN (values), as plain tuples."""
+    mark = _marker(conn)
+    where = [f"{name} = {mark}" for name in equal]
+    where.append(f"{in_column} IN ({', '.join([mark] * len(values))})")
+    sql = f"SELECT {', '.join(columns)} FROM {table.name} WHERE {' AND '.join(where)}"
+    cur = cursor(conn)
+    cur.execute(sql, (*equal.values(), *values))
+    rows: list[tuple[Any, ...]] = cur.fetchall()
+    return rows
+
+
+def insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert dict rows through SQLAlchemy (cold paths); duplicates are skipped."""
+    if rows:
+        conn.execute(_insert(conn, table).on_conflict_do_nothing(), list(rows))

@@ -39,9 +39,16 @@ def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+_CACHE_S = 1.0
+
+
 class KeyStore:
+    """Keys in the database; lookups cached for 1 s (a revocation from another
+    process takes effect within that second, one from this process at once)."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._cache: dict[str, tuple[Principal | None, float]] = {}
 
     def create(self, owner: str, role: str = "agent") -> str:
         """A new key for `owner`; the plaintext exists only in the return value."""
@@ -65,6 +72,16 @@ class KeyStore:
     def authenticate(self, key: str) -> Principal | None:
         """The key's owner, or None for an unknown or revoked key."""
         digest = _hash(key)
+        cached = self._cache.get(digest)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
+        principal = self._lookup(digest)
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[digest] = (principal, time.monotonic() + _CACHE_S)
+        return principal
+
+    def _lookup(self, digest: str) -> Principal | None:
         with self._db.reader.connect() as conn:
             row = conn.execute(
                 select(keys.c.owner, keys.c.role, keys.c.key_hash, keys.c.revoked_at).where(
@@ -93,6 +110,7 @@ class KeyStore:
                 .where(condition, keys.c.revoked_at.is_(None))
                 .values(revoked_at=time.time())
             )
+        self._cache.clear()
         return int(result.rowcount)
 
     def count(self) -> int:

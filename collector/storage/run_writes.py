@@ -8,60 +8,75 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
-from collector.storage.dialect import upsert
+from collector.storage.dialect import select_in, upsert_rows
 from collector.storage.tables import runs, spans
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
 
 _FACT_COLUMNS = (
-    spans.c.trace_id,
-    spans.c.span_id,
-    spans.c.parent_span_id,
-    spans.c.agent_id,
-    spans.c.name,
-    spans.c.start_ns,
-    spans.c.end_ns,
-    spans.c.status_code,
-    spans.c.flags,
-    spans.c.received_at,
-    spans.c.grader,
-    spans.c.role,
-    spans.c.rule,
-    spans.c.facts,
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "agent_id",
+    "name",
+    "start_ns",
+    "end_ns",
+    "status_code",
+    "flags",
+    "received_at",
+    "grader",
+    "role",
+    "rule",
+    "facts",
 )
+RUN_COLUMNS = tuple(c.name for c in runs.columns)
 
 
 def load_trace_facts(
     conn: Connection, owner: str, trace_ids: Sequence[str]
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
+    loads = json.loads
     for start in range(0, len(trace_ids), _CHUNK):
-        chunk = list(trace_ids[start : start + _CHUNK])
-        rows = conn.execute(
-            select(*_FACT_COLUMNS).where(spans.c.owner == owner, spans.c.trace_id.in_(chunk))
-        )
-        for r in rows:
-            found[r.trace_id].append(
+        chunk = trace_ids[start : start + _CHUNK]
+        rows = select_in(conn, spans, _FACT_COLUMNS, {"owner": owner}, "trace_id", chunk)
+        for (
+            t,
+            sid,
+            parent,
+            agent,
+            name,
+            start_ns,
+            end_ns,
+            code,
+            flags,
+            got,
+            grader,
+            role,
+            rule,
+            facts,
+        ) in rows:
+            found[t].append(
                 SpanFacts(
-                    span_id=r.span_id,
-                    parent_span_id=r.parent_span_id,
-                    agent_id=r.agent_id,
-                    name=r.name,
-                    start_ns=r.start_ns,
-                    end_ns=r.end_ns,
-                    status_code=r.status_code,
-                    flags=r.flags,
-                    received_at=r.received_at,
-                    grader=bool(r.grader),
-                    role=r.role,
-                    rule=r.rule,
-                    facts=json.loads(r.facts),
+                    sid,
+                    parent,
+                    agent,
+                    name,
+                    start_ns,
+                    end_ns,
+                    code,
+                    flags,
+                    got,
+                    bool(grader),
+                    role,
+                    rule,
+                    loads(facts),
                 )
             )
     return found
@@ -76,37 +91,34 @@ def replace_trace_runs(
     (RUNS.md "Delivery"); it survives recomputation. Returns newly terminal runs.
     """
     trace_ids = list(assembled)
-    existing: dict[str, tuple[str, str, float | None]] = {}
+    existing: dict[str, float | None] = {}
     for start in range(0, len(trace_ids), _CHUNK):
         chunk = trace_ids[start : start + _CHUNK]
-        for r in conn.execute(
-            select(runs.c.id, runs.c.trace_id, runs.c.status, runs.c.terminal_at).where(
-                runs.c.owner == owner, runs.c.trace_id.in_(chunk)
-            )
+        for run_id, terminal_at in select_in(
+            conn, runs, ("id", "terminal_at"), {"owner": owner}, "trace_id", chunk
         ):
-            existing[r.id] = (r.trace_id, r.status, r.terminal_at)
+            existing[run_id] = terminal_at
     keep = {run.id for group in assembled.values() for run in group}
     stale = [run_id for run_id in existing if run_id not in keep]
     for start in range(0, len(stale), _CHUNK):
         conn.execute(delete(runs).where(runs.c.id.in_(stale[start : start + _CHUNK])))
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     finalised: list[Run] = []
     for group in assembled.values():
         for run in group:
-            before = existing.get(run.id)
-            terminal_at = before[2] if before else None
-            if run.status in TERMINAL and terminal_at is None:
+            terminal_at = existing.get(run.id)
+            if run.status not in TERMINAL:
+                terminal_at = None
+            elif terminal_at is None:
                 terminal_at = now
                 finalised.append(run)
-            elif run.status not in TERMINAL:
-                terminal_at = None
             rows.append(_row(owner, run, terminal_at, now))
-    upsert(conn, runs, rows, key=("id",))
+    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
     return finalised
 
 
-def _row(owner: str, run: Run, terminal_at: float | None, now: float) -> dict[str, Any]:
-    return {
+def _row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[Any, ...]:
+    values = {
         "id": run.id,
         "owner": owner,
         "agent_id": run.agent_id,
@@ -147,6 +159,21 @@ def _row(owner: str, run: Run, terminal_at: float | None, now: float) -> dict[st
         ),
         "updated_at": now,
     }
+    return tuple(values[name] for name in RUN_COLUMNS)
+
+
+def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
+    """Spans stored per trace: the version a recomputation was based on."""
+    counts: dict[str, int] = {}
+    for start in range(0, len(trace_ids), _CHUNK):
+        chunk = list(trace_ids[start : start + _CHUNK])
+        rows = conn.execute(
+            select(spans.c.trace_id, func.count())
+            .where(spans.c.owner == owner, spans.c.trace_id.in_(chunk))
+            .group_by(spans.c.trace_id)
+        )
+        counts.update({trace_id: int(count) for trace_id, count in rows})
+    return counts
 
 
 def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str, str]]:

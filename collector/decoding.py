@@ -1,0 +1,170 @@
+"""Request bytes -> storage rows, in decoder processes.
+
+Decoding, validating and classifying spans is pure CPU in Python; in the
+server process it competed for the GIL with framing, the batch writer and
+run assembly, and capped ingest near one core (bench/ingest.py). A small
+pool of decoder processes does it instead; the server process receives
+ready row tuples. `workers=0` decodes inline (tests, one-core machines).
+
+Errors raised here are `IngestError`s; they pickle back to the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import proto
+from collector.agents import agent_id, agent_name
+from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
+from collector.assembly.facts import span_facts
+from collector.errors import BadRequest, PayloadTooLarge
+
+SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeJob:
+    body: bytes
+    content: str  # "protobuf" or "json"
+    gzip: bool
+    max_bytes: int
+    limits: proto.Limits
+    owner: str
+    grader: bool
+    received_at: float
+
+
+@dataclass(slots=True)
+class DecodedRows:
+    """Rows in storage.writes.SPAN_COLUMNS order, plus what refused the rest."""
+
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)  # agent id -> name
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+_ids: dict[tuple[str, str], str] = {}
+
+
+def _agent_id(owner: str, name: str) -> str:
+    key = (owner, name)
+    ident = _ids.get(key)
+    if ident is None:
+        if len(_ids) > 100_000:
+            _ids.clear()
+        ident = _ids[key] = agent_id(owner, name)
+    return ident
+
+
+def decode_job(job: DecodeJob) -> DecodedRows:
+    """gunzip -> parse -> validate -> classify -> row tuples."""
+    try:
+        body = proto.gunzip_limited(job.body, job.max_bytes) if job.gzip else job.body
+        request = proto.parse_request(body, job.content)
+        decoded = proto.decode_request(request, SELECTION, job.limits)
+    except proto.TooLarge as exc:
+        raise PayloadTooLarge(str(exc)) from None
+    except proto.DecodeError as exc:
+        raise BadRequest(str(exc)) from None
+    result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
+    dumps = json.dumps
+    owner, grader, now = job.owner, job.grader, job.received_at
+    names: dict[int, tuple[str, str]] = {}
+    for span in decoded.spans:
+        resource_key = id(span.resource)
+        if resource_key not in names:  # one resource per ResourceSpans, shared
+            name = agent_name(span.resource)
+            names[resource_key] = (name, _agent_id(owner, name))
+        name, ident = names[resource_key]
+        result.agents[ident] = name
+        role, rule, facts = span_facts(
+            span.name, span.attributes, span.resource, span.exception_type
+        )
+        result.rows.append(
+            (
+                owner,
+                span.trace_id,
+                span.span_id,
+                span.parent_span_id,
+                ident,
+                span.name,
+                span.kind,
+                span.start_ns,
+                span.end_ns,
+                span.status_code,
+                span.status_message,
+                span.flags,
+                span.scope_name,
+                now,
+                grader,
+                role,
+                rule,
+                dumps(facts, separators=(",", ":")),
+                span.encoded,
+                span.resource_encoded,
+            )
+        )
+    return result
+
+
+def _watch_parent(parent: int) -> None:
+    """Worker initializer: exit when the collector process is gone.
+
+    A SIGKILLed collector cannot shut its pool down; without this its
+    decoders would live on (holding its stdout open).
+    """
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def default_workers() -> int:
+    """One decoder per core beyond the first, which the server process keeps."""
+    return max(0, min(4, (os.cpu_count() or 1) - 1))
+
+
+class Decoder:
+    """Runs `decode_job` inline or in a pool of spawned processes."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: Executor | None = None
+        if workers > 0:
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
+            )
+
+    def warm_up(self) -> None:
+        """Start the worker processes now, not on the first export."""
+        if self._pool is not None:
+            for future in [self._pool.submit(os.getpid) for _ in range(self.workers)]:
+                future.result(timeout=120)
+
+    def submit(self, job: DecodeJob) -> Future[DecodedRows]:
+        if self._pool is None:
+            future: Future[DecodedRows] = Future()
+            try:
+                future.set_result(decode_job(job))
+            except Exception as exc:
+                future.set_exception(exc)
+            return future
+        return self._pool.submit(decode_job, job)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=False)

@@ -1,0 +1,45 @@
+"""Span batch writes: the column order the ingest path builds its tuples in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from sqlalchemy.engine import Connection
+
+from collector.storage.dialect import insert_ignore_rows
+from collector.storage.tables import agents, spans
+
+SPAN_COLUMNS: Final = (
+    "owner",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "agent_id",
+    "name",
+    "kind",
+    "start_ns",
+    "end_ns",
+    "status_code",
+    "status_message",
+    "flags",
+    "scope_name",
+    "received_at",
+    "grader",
+    "role",
+    "rule",
+    "facts",
+    "encoded",
+    "resource",
+)
+AGENT_COLUMNS: Final = ("id", "owner", "name", "first_seen_at")
+
+
+def write_batch(
+    conn: Connection,
+    agent_rows: Sequence[tuple[Any, ...]],
+    span_rows: Sequence[tuple[Any, ...]],
+) -> None:
+    """One group commit's rows; duplicates (exporter retries) are stored once."""
+    insert_ignore_rows(conn, agents, AGENT_COLUMNS, agent_rows)
+    insert_ignore_rows(conn, spans, SPAN_COLUMNS, span_rows)

@@ -1,0 +1,82 @@
+"""Recently committed span facts per trace, so assembly rarely reads them back.
+
+Fed with the rows the batch writer just committed. An entry is only trusted
+when its span count equals the database's count for that trace (checked
+inside the transaction that stores the runs); otherwise it is dropped and
+the trace is loaded from the database. Bounded by the number of spans held.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+from collector.assembly.facts import SpanFacts
+from collector.storage.writes import SPAN_COLUMNS
+
+TraceKey = tuple[str, str]
+_I = {name: SPAN_COLUMNS.index(name) for name in SPAN_COLUMNS}
+
+
+def facts_from_row(row: tuple[Any, ...]) -> SpanFacts:
+    return SpanFacts(
+        span_id=row[_I["span_id"]],
+        parent_span_id=row[_I["parent_span_id"]],
+        agent_id=row[_I["agent_id"]],
+        name=row[_I["name"]],
+        start_ns=row[_I["start_ns"]],
+        end_ns=row[_I["end_ns"]],
+        status_code=row[_I["status_code"]],
+        flags=row[_I["flags"]],
+        received_at=row[_I["received_at"]],
+        grader=bool(row[_I["grader"]]),
+        role=row[_I["role"]],
+        rule=row[_I["rule"]],
+        facts=json.loads(row[_I["facts"]]),
+    )
+
+
+class TraceCache:
+    def __init__(self, max_spans: int = 200_000) -> None:
+        self._max_spans = max_spans
+        self._spans = 0
+        self._traces: OrderedDict[TraceKey, dict[str, SpanFacts]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        owner_i, trace_i, span_i = _I["owner"], _I["trace_id"], _I["span_id"]
+        with self._lock:
+            for row in rows:
+                key = (row[owner_i], row[trace_i])
+                spans = self._traces.get(key)
+                if spans is None:
+                    spans = self._traces[key] = {}
+                else:
+                    self._traces.move_to_end(key)
+                if row[span_i] not in spans:  # a duplicate is stored once
+                    spans[row[span_i]] = facts_from_row(row)
+                    self._spans += 1
+            while self._spans > self._max_spans and self._traces:
+                _, evicted = self._traces.popitem(last=False)
+                self._spans -= len(evicted)
+
+    def get(self, key: TraceKey) -> list[SpanFacts] | None:
+        with self._lock:
+            spans = self._traces.get(key)
+            return list(spans.values()) if spans is not None else None
+
+    def put(self, key: TraceKey, facts: list[SpanFacts]) -> None:
+        """Remember a trace loaded from the database (it is complete as of now)."""
+        with self._lock:
+            old = self._traces.pop(key, None)
+            self._spans -= len(old) if old else 0
+            self._traces[key] = {f.span_id: f for f in facts}
+            self._spans += len(facts)
+
+    def drop(self, key: TraceKey) -> None:
+        with self._lock:
+            old = self._traces.pop(key, None)
+            self._spans -= len(old) if old else 0

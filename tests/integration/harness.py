@@ -1,0 +1,131 @@
+"""A real collector on loopback (port 0) and raw clients for both doors."""
+
+from __future__ import annotations
+
+import gzip as gzip_lib
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+
+from collector.service import Service, build
+from collector.settings import Settings
+
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+class FakeClock:
+    """The collector's clock, moved by the test (RUNS.md: timers are injectable)."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Collector:
+    service: Service
+    db_path: Path
+    key: str
+    http: httpx.Client
+    channel: grpc.Channel
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.service.http_port}"
+
+    def post(
+        self,
+        body: bytes,
+        *,
+        content_type: str = "application/x-protobuf",
+        key: str | None = "default",
+        gzip: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        sent = dict(headers or {})
+        sent.setdefault("content-type", content_type)
+        if key is not None:
+            sent["authorization"] = f"Bearer {self.key if key == 'default' else key}"
+        if gzip:
+            body = gzip_lib.compress(body)
+            sent["content-encoding"] = "gzip"
+        return self.http.post(f"{self.http_url}/v1/traces", content=body, headers=sent)
+
+    def export_grpc(
+        self, body: bytes, *, key: str | None = "default", compress: bool = False
+    ) -> tuple[Any, grpc.Call]:
+        call = self.channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
+        metadata = []
+        if key is not None:
+            metadata.append(("authorization", f"Bearer {self.key if key == 'default' else key}"))
+        compression = grpc.Compression.Gzip if compress else None
+        return call.with_call(body, metadata=metadata, compression=compression, timeout=30)
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(self.db_path)
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+
+    def span_count(self) -> int:
+        return int(self.query("SELECT count(*) FROM spans")[0][0])
+
+    def settle(self) -> None:
+        """Recompute every pending run now (the background thread does it within 1 s)."""
+        self.service.assembler.process_pending()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+def test_settings(db_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = dict(
+        database_url=f"sqlite:///{db_path}",
+        grpc_port=0,
+        http_port=0,
+        assembly_delay_s=0.01,
+        sweep_interval_s=0.2,
+        sqlite_synchronous="NORMAL",
+        decode_workers=0,
+    )
+    values.update(overrides)
+    return Settings(**values)
+
+
+@contextmanager
+def running_collector(
+    tmp_path: Path, clock: Callable[[], float] = time.time, **overrides: Any
+) -> Iterator[Collector]:
+    db_path = tmp_path / "collector.db"
+    service = build(test_settings(db_path, **overrides), clock=clock)
+    key = service.keys.create("owner-a")
+    service.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")
+    client = httpx.Client(timeout=30)
+    try:
+        yield Collector(service, db_path, key, client, channel)
+    finally:
+        client.close()
+        channel.close()
+        service.stop()

@@ -1,0 +1,97 @@
+"""The collector as a real child process, as a user starts it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class ServerProcess:
+    proc: subprocess.Popen[str]
+    grpc_port: int
+    http_port: int
+    output: list[str]
+    reader: threading.Thread | None = None
+
+    def wait(self, timeout: float = 60) -> int:
+        """Wait for exit, then release the output pipe."""
+        code = self.proc.wait(timeout)
+        if self.reader is not None:
+            self.reader.join(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        return code
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        return self.wait()
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+        check=check,
+    )
+
+
+def start_server(db: Path, *extra: str, env: dict[str, str] | None = None) -> ServerProcess:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "serve",
+            "--database-url",
+            f"sqlite:///{db}",
+            "--grpc-port",
+            "0",
+            "--http-port",
+            "0",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    output: list[str] = []
+    grpc_port = http_port = 0
+    deadline = time.monotonic() + 30
+    assert proc.stdout is not None
+    while time.monotonic() < deadline and not (grpc_port and http_port):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        output.append(line)
+        if m := re.search(r"OTLP/gRPC listening on [\d.]+:(\d+)", line):
+            grpc_port = int(m.group(1))
+        if m := re.search(r"OTLP/HTTP and API listening on http://[\d.]+:(\d+)", line):
+            http_port = int(m.group(1))
+    if not (grpc_port and http_port):
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        raise AssertionError("server did not start:\n" + "".join(output))
+    server = ServerProcess(proc, grpc_port, http_port, output)
+    server.reader = threading.Thread(target=_drain, args=(proc, output), daemon=True)
+    server.reader.start()  # a full pipe would block the server's logging
+    return server
+
+
+def _drain(proc: subprocess.Popen[str], output: list[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        output.append(line)

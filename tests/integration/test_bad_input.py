@@ -1,0 +1,269 @@
+"""Bad input gets a clear answer and loses nothing (OTLP.md), through real sockets."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tests.integration.harness import Collector, running_collector
+from tests.otlp_builders import new_span_id, new_trace_id, request, simple_trace, span
+
+BASELINE_SPANS = 4
+
+
+@pytest.fixture
+def loaded(tmp_path: Path) -> Iterator[Collector]:
+    """A collector holding one accepted run, with small limits for the tests."""
+    with running_collector(tmp_path, max_body_bytes=256 * 1024, max_spans_per_request=50) as c:
+        assert c.post(simple_trace().SerializeToString()).status_code == 200
+        assert c.span_count() == BASELINE_SPANS
+        yield c
+        # After every bad request: earlier spans intact and the server still serves.
+        assert c.span_count() >= BASELINE_SPANS
+        assert c.post(simple_trace().SerializeToString()).status_code == 200
+
+
+def status_of(response_body: bytes) -> status_pb2.Status:
+    return status_pb2.Status.FromString(response_body)
+
+
+def grpc_error(c: Collector, body: bytes, **kwargs: object) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        c.export_grpc(body, **kwargs)  # type: ignore[arg-type]
+    error: grpc.RpcError = info.value
+    return error
+
+
+def test_malformed_protobuf_is_400_and_invalid_argument(loaded: Collector) -> None:
+    reply = loaded.post(b"\xff\xff\xff garbage")
+    assert reply.status_code == 400
+    assert "malformed protobuf" in status_of(reply.content).message
+    error = grpc_error(loaded, b"\xff\xff\xff garbage")
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_malformed_json_is_400_with_json_status(loaded: Collector) -> None:
+    reply = loaded.post(b"{not json", content_type="application/json")
+    assert reply.status_code == 400
+    assert "malformed JSON" in reply.json()["message"]
+
+
+def test_wrong_content_type_is_415(loaded: Collector) -> None:
+    reply = loaded.post(b"{}", content_type="text/plain")
+    assert reply.status_code == 415
+    assert "unsupported content type" in reply.json()["message"]
+
+
+def test_content_type_parameters_are_allowed(loaded: Collector) -> None:
+    reply = loaded.post(b"{}", content_type="application/json; charset=utf-8")
+    assert reply.status_code == 200
+
+
+def test_wrong_method_is_405(loaded: Collector) -> None:
+    reply = loaded.http.get(f"{loaded.http_url}/v1/traces")
+    assert reply.status_code == 405
+    assert reply.headers["allow"] == "POST"
+
+
+def test_unknown_encoding_is_415(loaded: Collector) -> None:
+    reply = loaded.post(b"x", headers={"content-encoding": "br"})
+    assert reply.status_code == 415
+
+
+def test_broken_gzip_is_400(loaded: Collector) -> None:
+    broken = gzip.compress(simple_trace().SerializeToString())[:-12]
+    reply = loaded.post(broken, headers={"content-encoding": "gzip"})
+    assert reply.status_code == 400
+    assert "gzip" in status_of(reply.content).message
+
+
+def test_gzip_bomb_is_413(loaded: Collector) -> None:
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024))  # 64 MiB behind ~64 KiB
+    reply = loaded.post(bomb, headers={"content-encoding": "gzip"})
+    assert reply.status_code == 413
+
+
+def test_body_over_the_limit_is_413_and_resource_exhausted(loaded: Collector) -> None:
+    big = request([span(new_trace_id(), new_span_id(), "x", attributes={"blob": "a" * 300_000})])
+    body = big.SerializeToString()
+    assert loaded.post(body).status_code == 413
+    assert grpc_error(loaded, body).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_too_many_spans_is_413_and_resource_exhausted(loaded: Collector) -> None:
+    trace_id = new_trace_id()
+    body = request([span(trace_id, new_span_id(), f"s{i}") for i in range(51)]).SerializeToString()
+    reply = loaded.post(body)
+    assert reply.status_code == 413
+    assert "51 spans" in status_of(reply.content).message
+    error = grpc_error(loaded, body)
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert loaded.span_count() == BASELINE_SPANS
+
+
+@pytest.mark.parametrize("door", ["http", "grpc"])
+def test_invalid_spans_are_partial_success_and_valid_ones_stored(
+    loaded: Collector, door: str
+) -> None:
+    trace_id = new_trace_id()
+    spans = [
+        span(trace_id, new_span_id(), "valid"),
+        span(b"\0" * 16, new_span_id(), "zero trace id"),
+        span(trace_id[:8], new_span_id(), "short trace id"),
+        span(trace_id, b"\0" * 8, "zero span id"),
+        span(trace_id, new_span_id(), "ends before it starts", start=5, end=4),
+        span(trace_id, new_span_id(), "too deep", attributes={"deep": [[[[[[[[[["x"]]]]]]]]]]}),
+    ]
+    body = request(spans).SerializeToString()
+    if door == "http":
+        reply = loaded.post(body)
+        assert reply.status_code == 200
+        result = ExportTraceServiceResponse.FromString(reply.content)
+    else:
+        result, _ = loaded.export_grpc(body)
+        result = ExportTraceServiceResponse.FromString(result)
+    assert result.partial_success.rejected_spans == 5
+    assert "trace_id" in result.partial_success.error_message
+    assert "nested deeper" in result.partial_success.error_message
+    assert loaded.query("SELECT name FROM spans WHERE trace_id = ?", trace_id.hex()) == [("valid",)]
+
+
+def test_missing_and_unknown_keys_are_refused(loaded: Collector) -> None:
+    body = simple_trace().SerializeToString()
+    assert loaded.post(body, key=None).status_code == 401
+    assert loaded.post(body, key="bdg_not-a-key").status_code == 401
+    assert grpc_error(loaded, body, key=None).code() == grpc.StatusCode.UNAUTHENTICATED
+    assert loaded.span_count() == BASELINE_SPANS
+
+
+def test_x_api_key_header_is_accepted(loaded: Collector) -> None:
+    body = simple_trace().SerializeToString()
+    reply = loaded.post(body, key=None, headers={"x-api-key": loaded.key})
+    assert reply.status_code == 200
+
+
+def test_revoked_key_is_refused_and_its_spans_stay(loaded: Collector) -> None:
+    key = loaded.service.keys.create("owner-r")
+    assert loaded.post(simple_trace().SerializeToString(), key=key).status_code == 200
+    prefix = key[:12]
+    assert loaded.service.keys.revoke(prefix) == 1
+    assert loaded.post(simple_trace().SerializeToString(), key=key).status_code == 401
+    assert loaded.query("SELECT count(*) FROM spans WHERE owner = 'owner-r'") == [(4,)]
+
+
+def test_a_key_never_writes_into_another_owners_agent(loaded: Collector) -> None:
+    other = loaded.service.keys.create("owner-b")
+    same_ids = simple_trace(service="agent-a")
+    assert loaded.post(same_ids.SerializeToString(), key=other).status_code == 200
+    assert loaded.post(same_ids.SerializeToString()).status_code == 200  # same ids, owner-a
+    agents = loaded.query("SELECT owner, name, id FROM agents ORDER BY owner")
+    assert [(o, n) for o, n, _ in agents] == [("owner-a", "agent-a"), ("owner-b", "agent-a")]
+    assert agents[0][2] != agents[1][2]
+    owners = loaded.query("SELECT owner, count(*) FROM spans GROUP BY owner ORDER BY owner")
+    assert owners == [("owner-a", 8), ("owner-b", 4)]
+
+
+def test_empty_request_is_success_and_stores_nothing(loaded: Collector) -> None:
+    reply = loaded.post(ExportTraceServiceRequest().SerializeToString())
+    assert reply.status_code == 200
+    assert not ExportTraceServiceResponse.FromString(reply.content).HasField("partial_success")
+    result, _ = loaded.export_grpc(b"")
+    assert result == b""
+    assert loaded.post(b"{}", content_type="application/json").json() == {}
+    assert loaded.span_count() == BASELINE_SPANS
+
+
+def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> None:
+    conn = sqlite3.connect(loaded.db_path)
+    conn.execute("ALTER TABLE spans RENAME TO spans_away")
+    conn.commit()
+    try:
+        body = simple_trace().SerializeToString()
+        reply = loaded.post(body)
+        assert reply.status_code == 503
+        assert reply.headers["retry-after"].isdigit()
+        error = grpc_error(loaded, body)
+        assert error.code() == grpc.StatusCode.UNAVAILABLE
+        details = dict(error.trailing_metadata() or ())["grpc-status-details-bin"]
+        retry = error_details_pb2.RetryInfo()
+        assert status_pb2.Status.FromString(details).details[0].Unpack(retry)
+        assert retry.retry_delay.seconds >= 1
+    finally:
+        conn.execute("ALTER TABLE spans_away RENAME TO spans")
+        conn.commit()
+        conn.close()
+    assert loaded.span_count() == BASELINE_SPANS
+    assert loaded.post(body).status_code == 200  # the retry succeeds
+
+
+def test_full_queue_is_503_with_retry_after(tmp_path: Path) -> None:
+    with running_collector(tmp_path, queue_max_spans=4) as c:
+        blocker = sqlite3.connect(c.db_path, timeout=30, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the writer now waits for the lock
+        try:
+            first: list[int] = []
+            body = simple_trace().SerializeToString()
+            body2 = simple_trace().SerializeToString()
+            sender = threading.Thread(target=lambda: first.append(c.post(body).status_code))
+            sender.start()
+            time.sleep(0.3)  # first batch taken by the writer, blocked on the lock
+            second = threading.Thread(target=lambda: first.append(c.post(body2).status_code))
+            second.start()
+            time.sleep(0.3)  # second batch queued
+            reply = c.post(simple_trace().SerializeToString())
+            assert reply.status_code == 503
+            assert "queue full" in status_of(reply.content).message
+            assert reply.headers["retry-after"] == "1"
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        sender.join()
+        second.join()
+        assert first == [200, 200]
+        assert c.span_count() == 8
+
+
+def test_metrics_count_requests_and_rejections(loaded: Collector) -> None:
+    loaded.post(b"x", key=None)
+    text = loaded.http.get(f"{loaded.http_url}/metrics").text
+    assert 'badge_export_requests_total{status="unauthenticated",transport="http"} 1.0' in text
+    assert "badge_spans_accepted_total" in text
+    assert "badge_queue_depth_spans" in text
+
+
+def test_json_status_for_bad_json_ids_rejects_only_that_span(loaded: Collector) -> None:
+    body = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {"traceId": "zz", "spanId": "eee19b7ec3c1b174", "name": "bad"},
+                            {
+                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "spanId": "eee19b7ec3c1b175",
+                                "parentSpanId": "",
+                                "name": "good",
+                            },
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    reply = loaded.post(json.dumps(body).encode(), content_type="application/json")
+    assert reply.status_code == 200
+    assert reply.json()["partialSuccess"]["rejectedSpans"] == "1"

@@ -1,0 +1,57 @@
+"""Every corpus scenario through the real receivers matches its ground truth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.corpus import SCENARIOS, expected, payloads
+from tests.integration.harness import Collector, wait_for
+from tests.integration.replay import send_as_recorded
+
+COLUMNS = (
+    "trace_id",
+    "status",
+    "task_id",
+    "success",
+    "steps",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "latency_ms",
+    "span_count",
+)
+
+
+def runs_by_trace(collector: Collector) -> dict[str, dict[str, Any]]:
+    rows = collector.query(f"SELECT {', '.join(COLUMNS)} FROM runs")
+    return {row[0]: dict(zip(COLUMNS, row, strict=True)) for row in rows}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario_runs_match_ground_truth(collector: Collector, scenario: str) -> None:
+    truth = expected(scenario)
+    for payload in payloads(scenario):
+        send_as_recorded(collector, payload)
+    collector.settle()
+    runs = wait_for(
+        lambda: (
+            (r := runs_by_trace(collector))
+            and all(r.get(t, {}).get("status") == "completed" for t in truth["runs"])
+            and r
+        )
+    )
+    assert set(runs) == set(truth["runs"])
+    for trace_id, want in truth["runs"].items():
+        got = runs[trace_id]
+        label = f"{scenario} run {want['run_index']} ({want['task_id']})"
+        assert got["task_id"] == want["task_id"], label
+        assert bool(got["success"]) is want["success"], label
+        assert got["steps"] == want["tool_calls"], label
+        assert got["llm_calls"] == want["llm_calls"], label
+        assert got["span_count"] == want["span_count"], label
+        assert got["latency_ms"] == pytest.approx(want["root_duration_ms"], abs=1.0), label
+        if (got["input_tokens"], got["output_tokens"]) != (None, None):
+            assert got["input_tokens"] == want["input_tokens"], label
+            assert got["output_tokens"] == want["output_tokens"], label

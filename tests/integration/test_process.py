@@ -1,0 +1,200 @@
+"""The collector as a process: durability across SIGKILL, drain on SIGTERM, CLI."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import httpx
+
+from tests.integration.harness import EXPORT
+from tests.integration.processes import cli, start_server
+from tests.otlp_builders import new_span_id, new_trace_id, request, span
+
+
+def stored_ids(db: Path) -> set[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return {row[0] for row in conn.execute("SELECT span_id FROM spans")}
+    finally:
+        conn.close()
+
+
+def exporter_loop(door: str, port: int, key: str, acked: list[str], stop: threading.Event) -> None:
+    """Send small unique requests until stopped; remember every span answered OK."""
+    client = httpx.Client(timeout=5)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    call = channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
+    while not stop.is_set():
+        trace_id = new_trace_id()
+        spans = [span(trace_id, new_span_id(), f"s{i}") for i in range(20)]
+        body = request(spans).SerializeToString()
+        try:
+            if door == "http":
+                reply = client.post(
+                    f"http://127.0.0.1:{port}/v1/traces",
+                    content=body,
+                    headers={
+                        "content-type": "application/x-protobuf",
+                        "authorization": f"Bearer {key}",
+                    },
+                )
+                ok = reply.status_code == 200
+            else:
+                call(body, metadata=[("authorization", f"Bearer {key}")], timeout=5)
+                ok = True
+        except (httpx.HTTPError, grpc.RpcError):
+            ok = False
+            time.sleep(0.01)
+        if ok:
+            acked.extend(s.span_id.hex() for s in spans)
+    client.close()
+    channel.close()
+
+
+def run_exporters(
+    server_ports: tuple[int, int], key: str, seconds: float, stop_server: callable
+) -> list[str]:  # type: ignore[valid-type]
+    grpc_port, http_port = server_ports
+    acked: list[str] = []
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=exporter_loop, args=(door, port, key, acked, stop))
+        for door, port in [("http", http_port), ("grpc", grpc_port)] * 2
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop_server()
+    time.sleep(0.3)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    return acked
+
+
+def test_sigkill_loses_no_acknowledged_span(tmp_path: Path) -> None:
+    db = tmp_path / "kill.db"
+    key = cli("keys", "create", "--owner", "me", "--database-url", f"sqlite:///{db}").stdout.strip()
+    server = start_server(db)
+    acked = run_exporters((server.grpc_port, server.http_port), key, 2.0, server.proc.kill)
+    assert server.wait(10) == -signal.SIGKILL
+    assert len(acked) > 100
+    restarted = start_server(db)
+    try:
+        assert set(acked) <= stored_ids(db)
+    finally:
+        restarted.stop()
+
+
+def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
+    db = tmp_path / "term.db"
+    key = cli("keys", "create", "--owner", "me", "--database-url", f"sqlite:///{db}").stdout.strip()
+    server = start_server(db)
+    acked = run_exporters((server.grpc_port, server.http_port), key, 1.0, server.proc.terminate)
+    assert server.wait(60) == 0
+    assert set(acked) <= stored_ids(db)
+
+
+def test_port_in_use_exits_non_zero_with_a_clear_message(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        result = cli(
+            "serve",
+            "--database-url",
+            f"sqlite:///{tmp_path / 'p.db'}",
+            "--grpc-port",
+            "0",
+            "--http-port",
+            str(port),
+            "--insecure",
+            check=False,
+        )
+        assert result.returncode != 0
+        assert f"cannot bind OTLP/HTTP to 127.0.0.1:{port}" in result.stderr
+        result = cli(
+            "serve",
+            "--database-url",
+            f"sqlite:///{tmp_path / 'p.db'}",
+            "--grpc-port",
+            str(port),
+            "--http-port",
+            "0",
+            "--insecure",
+            check=False,
+        )
+        assert result.returncode != 0
+        assert "cannot bind OTLP/gRPC" in result.stderr
+    finally:
+        taken.close()
+
+
+def test_first_serve_prints_a_key_once_and_it_works(tmp_path: Path) -> None:
+    db = tmp_path / "first.db"
+    server = start_server(db)
+    text = "".join(server.output)
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" in text
+    key = text.split("authorization=Bearer ")[1].split('"')[0]
+    body = request([span(new_trace_id(), new_span_id(), "x")]).SerializeToString()
+    reply = httpx.post(
+        f"http://127.0.0.1:{server.http_port}/v1/traces",
+        content=body,
+        headers={"content-type": "application/x-protobuf", "authorization": f"Bearer {key}"},
+    )
+    assert reply.status_code == 200
+    assert server.stop() == 0
+    again = start_server(db)
+    assert "Bearer" not in "".join(again.output)
+    again.stop()
+
+
+def test_insecure_warns_loudly_and_accepts_keyless(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "open.db", "--insecure")
+    try:
+        assert "WARNING: --insecure" in "".join(server.output)
+        body = request([span(new_trace_id(), new_span_id(), "x")]).SerializeToString()
+        reply = httpx.post(
+            f"http://127.0.0.1:{server.http_port}/v1/traces",
+            content=body,
+            headers={"content-type": "application/x-protobuf"},
+        )
+        assert reply.status_code == 200
+    finally:
+        server.stop()
+    conn = sqlite3.connect(tmp_path / "open.db")
+    assert conn.execute("SELECT owner FROM spans").fetchall() == [("local",)]
+    conn.close()
+
+
+def test_keys_cli_create_list_revoke(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    created = cli("keys", "create", "--owner", "team", "--role", "grader", "--database-url", url)
+    key = created.stdout.strip()
+    assert key.startswith("bdg_") and "\n" not in key
+    assert "shown once" in created.stderr
+    listing = cli("keys", "list", "--database-url", url).stdout
+    assert key[:12] in listing and "grader" in listing and key not in listing
+    cli("keys", "revoke", key[:12], "--database-url", url)
+    assert "revoked" in cli("keys", "list", "--database-url", url).stdout
+    assert cli("keys", "revoke", key[:12], "--database-url", url, check=False).returncode == 1
+
+
+def test_grpc_health_service_reports_serving(tmp_path: Path) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    server = start_server(tmp_path / "h.db", "--insecure")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        server.stop()
