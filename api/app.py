@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from starlette.responses import PlainTextResponse, Response
 
 from api.ports import KeyStore, ReadStore
+from api.routes import agents, runs
 
 
 def create_api(
@@ -22,6 +24,11 @@ def create_api(
         version="0.1.0",
         description="Runs, scores and traces of AI agents, assembled from OTLP spans.",
     )
+    app.state.reads = reads
+    app.state.keys = keys
+    app.state.insecure = insecure
+    app.include_router(agents.router)
+    app.include_router(runs.router)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
@@ -32,10 +39,8 @@ def create_api(
     def readyz() -> Response:
         """The database is reachable."""
         if reads.ready():
-            return PlainTextResponse('{"status":"ready"}', media_type="application/json")
-        return PlainTextResponse(
-            '{"status":"database unreachable"}', 503, media_type="application/json"
-        )
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "database unreachable"}, 503)
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def prometheus() -> Response:

@@ -1,20 +1,15 @@
-"""What the read API needs from a store, as Protocols the collector implements."""
+"""What the read API needs from a store, as Protocols the collector implements.
+
+Times cross this boundary as epoch seconds (floats); the API renders RFC 3339.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from scoring import Composite, RunRecord
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who is reading: an owner (from a key), or nobody."""
-
-    owner: str | None
-    all_access: bool = False  # --insecure: every read is open
+from scoring import Composite, Repeatability, RunRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +20,7 @@ class AgentRow:
     first_seen_at: float
     last_run_at: float | None
     total_runs: int
-    composite_score: float | None
+    listed: bool  # has a run with a task id or an agent span (API.md "GET /agents")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +31,12 @@ class RunCounts:
     failed: int
     timeout: int
     running: int
-    cost_sources: frozenset[str]
+    cost_source: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class RunRow:
-    """A run summary as API.md lists its fields (times as epoch seconds)."""
+    """A run summary with the fields API.md lists."""
 
     id: str
     agent_id: str
@@ -61,13 +56,20 @@ class RunRow:
     cost_source: str | None
     error_class: str
     span_count: int
-    tool_calls: Sequence[dict[str, Any]] = ()
+    owner: str = ""
+    tool_calls: Sequence[Mapping[str, Any]] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class TraceView:
+    spans: list[dict[str, Any]]  # a forest, each node with "children"
+    truncated: bool
 
 
 class ReadStore(Protocol):
     def ready(self) -> bool: ...
 
-    def agents(self, *, include_all: bool) -> list[AgentRow]: ...
+    def agents(self) -> list[AgentRow]: ...
 
     def agent(self, agent_id: str) -> AgentRow | None: ...
 
@@ -79,7 +81,7 @@ class ReadStore(Protocol):
 
     def radar_runs(self, agent_id: str) -> list[RunRecord]: ...
 
-    def repeatability_runs(self, agent_id: str) -> list[RunRecord]: ...
+    def repeatability(self, agent_id: str) -> Repeatability: ...
 
     def runs(
         self,
@@ -87,13 +89,13 @@ class ReadStore(Protocol):
         agent_id: str | None,
         task_id: str | None,
         status: str | None,
-        after: tuple[int, str] | None,
+        before: tuple[int, str] | None,
         limit: int,
-    ) -> list[RunRow]: ...
+    ) -> list[tuple[RunRow, int]]: ...
 
-    def run(self, run_id: str) -> tuple[RunRow, str] | None: ...
+    def run(self, run_id: str) -> RunRow | None: ...
 
-    def trace(self, run_id: str, max_spans: int) -> tuple[list[dict[str, Any]], bool]: ...
+    def trace(self, run: RunRow, max_spans: int) -> TraceView: ...
 
 
 class KeyStore(Protocol):

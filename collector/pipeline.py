@@ -154,8 +154,10 @@ class IngestPipeline:
         except Exception as exc:  # SQLAlchemy's or the raw driver's: not durable, retry
             log.error("batch commit failed: %s", exc)
             error = Overloaded("database unavailable; retry later", retry_after_s=2)
-            for item in [*taken, *jobs]:
-                item.future.set_exception(error)
+            for batch in taken:
+                batch.future.set_exception(error)
+            for job in jobs:
+                job.future.set_exception(error)
             return
         if taken:
             self._metrics.commit_seconds.observe(time.perf_counter() - started)

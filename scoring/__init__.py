@@ -5,7 +5,7 @@ Imports nothing of ours and no I/O library (import-linter checks it).
 
 from scoring.composite import composite, composite_from_aggregates
 from scoring.radar import radar, radar_cohort
-from scoring.repeatability import pass_k
+from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
 from scoring.weights import parse_weights, validate_weights
 
@@ -18,7 +18,9 @@ __all__ = [
     "composite",
     "composite_from_aggregates",
     "parse_weights",
+    "pass_hat_k",
     "pass_k",
+    "pass_k_from_counts",
     "radar",
     "radar_cohort",
     "validate_weights",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from math import comb
 
 from scoring import policy
@@ -25,10 +25,20 @@ def pass_k(runs: Iterable[RunRecord]) -> Repeatability:
         known = run.success is not None and run.task_id is not None
         if run.status in policy.TERMINAL_STATUSES and known:
             outcomes[str(run.task_id)].append(bool(run.success))
+    return pass_k_from_counts(
+        {task_id: (len(results), sum(results)) for task_id, results in outcomes.items()}
+    )
+
+
+def pass_k_from_counts(counts: Mapping[str, tuple[int, int]]) -> Repeatability:
+    """pass^k from (known outcomes, successes) per task, e.g. aggregated in SQL.
+
+    `pass_k()` goes through here too, which keeps the two equal.
+    """
     tasks = tuple(
-        _task(task_id, results)
-        for task_id, results in sorted(outcomes.items())
-        if len(results) >= policy.PASS_K_MIN_OUTCOMES
+        _task(task_id, n, c)
+        for task_id, (n, c) in sorted(counts.items())
+        if n >= policy.PASS_K_MIN_OUTCOMES
     )
     if not tasks:
         return Repeatability(None, None, None, 0, ())
@@ -41,7 +51,6 @@ def pass_k(runs: Iterable[RunRecord]) -> Repeatability:
     )
 
 
-def _task(task_id: str, results: list[bool]) -> TaskRepeatability:
-    n, c = len(results), sum(results)
+def _task(task_id: str, n: int, c: int) -> TaskRepeatability:
     one, three, five = (pass_hat_k(n, c, k) for k in policy.PASS_K_LEVELS)
     return TaskRepeatability(task_id, n, c, one, three, five)

@@ -1,13 +1,30 @@
-"""`api.ports.ReadStore` and `api.ports.KeyStore` over the SQL tables."""
+"""`api.ports.ReadStore` and `api.ports.KeyStore` over the SQL tables.
+
+Numbers come from `scoring` only: the composite from per-agent sums done in
+SQL (`composite_from_aggregates`, which `composite()` itself uses), pass^k
+from per-task counts, the radar from the 100 rows of its cohort. Nothing
+loads every run of an agent into Python.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
+from sqlalchemy import and_, case, func, or_, select, update
+
+import scoring
+from api.ports import AgentRow, RunCounts, RunRow, TraceView
 from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
 from collector.storage.engine import Database, ping
 from collector.storage.keys import KeyStore
+from collector.storage.tables import agents, runs, spans
+from collector.trace_view import build_trace_view
+from scoring import policy
+
+TERMINAL = tuple(sorted(policy.TERMINAL_STATUSES))
 
 
 class SqlReadStore:
@@ -31,3 +48,225 @@ class SqlReadStore:
     def owner_of(self, key: str) -> str | None:
         principal = self._keys.authenticate(key)
         return principal.owner if principal else None
+
+    def _agent_rows(self, *conditions: Any) -> list[AgentRow]:
+        listed = func.max(
+            case((or_(runs.c.task_id.is_not(None), runs.c.has_agent_span), 1), else_=0)
+        )
+        query = (
+            select(
+                agents.c.id,
+                agents.c.owner,
+                agents.c.name,
+                agents.c.first_seen_at,
+                func.max(runs.c.started_ns).label("last_ns"),
+                func.count(runs.c.id).label("total"),
+                listed.label("listed"),
+            )
+            .select_from(agents.outerjoin(runs, runs.c.agent_id == agents.c.id))
+            .where(agents.c.deleted_at.is_(None), *conditions)
+            .group_by(agents.c.id, agents.c.owner, agents.c.name, agents.c.first_seen_at)
+        )
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            AgentRow(
+                id=r.id,
+                owner=r.owner,
+                name=r.name,
+                first_seen_at=r.first_seen_at,
+                last_run_at=r.last_ns / 1e9 if r.last_ns is not None else None,
+                total_runs=int(r.total),
+                listed=bool(r.listed),
+            )
+            for r in rows
+        ]
+
+    def agents(self) -> list[AgentRow]:
+        return self._agent_rows()
+
+    def agent(self, agent_id: str) -> AgentRow | None:
+        found = self._agent_rows(agents.c.id == agent_id)
+        return found[0] if found else None
+
+    def delete_agent(self, agent_id: str) -> None:
+        with self._db.writer.begin() as conn:
+            conn.execute(
+                update(agents)
+                .where(agents.c.id == agent_id, agents.c.deleted_at.is_(None))
+                .values(deleted_at=self._clock())
+            )
+        self._directory.forget_deleted_cache()
+
+    def run_counts(self, agent_id: str) -> RunCounts:
+        succeeded = func.sum(case((runs.c.success.is_(True), 1), else_=0))
+        with self._db.reader.connect() as conn:
+            by_status = {
+                r.status: (int(r.n), int(r.ok or 0))
+                for r in conn.execute(
+                    select(runs.c.status, func.count().label("n"), succeeded.label("ok"))
+                    .where(runs.c.agent_id == agent_id)
+                    .group_by(runs.c.status)
+                )
+            }
+            sources = {
+                r[0]
+                for r in conn.execute(
+                    select(runs.c.cost_source)
+                    .where(
+                        runs.c.agent_id == agent_id,
+                        runs.c.status == "completed",
+                        runs.c.cost_source.is_not(None),
+                    )
+                    .distinct()
+                )
+            }
+        source = None
+        if sources:
+            source = sources.pop() if len(sources) == 1 else "mixed"
+        return RunCounts(
+            total=sum(n for n, _ in by_status.values()),
+            completed=by_status.get("completed", (0, 0))[0],
+            successful=by_status.get("completed", (0, 0))[1],
+            failed=by_status.get("failed", (0, 0))[0],
+            timeout=by_status.get("timeout", (0, 0))[0],
+            running=by_status.get("running", (0, 0))[0],
+            cost_source=source,
+        )
+
+    def composite(self, agent_id: str) -> scoring.Composite | None:
+        query = select(
+            func.count(),
+            func.sum(case((runs.c.success.is_(True), 1), else_=0)),
+            func.sum(runs.c.latency_ms),
+            func.count(runs.c.latency_ms),
+            func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
+        ).where(runs.c.agent_id == agent_id, runs.c.status == "completed")
+        with self._db.reader.connect() as conn:
+            count, ok, latency_sum, latency_n, cost_sum = conn.execute(query).one()
+        if not count:
+            return None
+        return scoring.composite_from_aggregates(
+            completed_runs=int(count),
+            successful_runs=int(ok or 0),
+            latency_sum_ms=float(latency_sum or 0.0),
+            latency_count=int(latency_n),
+            cost_sum_usd=float(cost_sum or 0.0),
+        )
+
+    def radar_runs(self, agent_id: str) -> list[scoring.RunRecord]:
+        query = (
+            select(runs)
+            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL))
+            .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
+            .limit(policy.RADAR_COHORT_SIZE)
+        )
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(query).all()
+        return [_record(r) for r in rows]
+
+    def repeatability(self, agent_id: str) -> scoring.Repeatability:
+        query = (
+            select(
+                runs.c.task_id,
+                func.count(),
+                func.sum(case((runs.c.success.is_(True), 1), else_=0)),
+            )
+            .where(
+                runs.c.agent_id == agent_id,
+                runs.c.status.in_(TERMINAL),
+                runs.c.success.is_not(None),
+                runs.c.task_id.is_not(None),
+            )
+            .group_by(runs.c.task_id)
+        )
+        with self._db.reader.connect() as conn:
+            counts = {t: (int(n), int(c or 0)) for t, n, c in conn.execute(query)}
+        return scoring.pass_k_from_counts(counts)
+
+    def all_runs(self, agent_id: str) -> list[scoring.RunRecord]:
+        """Every run of an agent as scoring records (tests and CLI only)."""
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(select(runs).where(runs.c.agent_id == agent_id)).all()
+        return [_record(r) for r in rows]
+
+    def runs(
+        self,
+        *,
+        agent_id: str | None,
+        task_id: str | None,
+        status: str | None,
+        before: tuple[int, str] | None,
+        limit: int,
+    ) -> list[tuple[RunRow, int]]:
+        query = select(runs)
+        if agent_id is not None:
+            query = query.where(runs.c.agent_id == agent_id)
+        if task_id is not None:
+            query = query.where(runs.c.task_id == task_id)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        if before is not None:
+            started, run_id = before
+            query = query.where(
+                or_(
+                    runs.c.started_ns < started,
+                    and_(runs.c.started_ns == started, runs.c.id < run_id),
+                )
+            )
+        query = query.order_by(runs.c.started_ns.desc(), runs.c.id.desc()).limit(limit)
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(query).all()
+        return [(_run_row(r), int(r.started_ns)) for r in rows]
+
+    def run(self, run_id: str) -> RunRow | None:
+        with self._db.reader.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+        return _run_row(row) if row is not None else None
+
+    def trace(self, run: RunRow, max_spans: int) -> TraceView:
+        query = select(spans).where(spans.c.owner == run.owner, spans.c.trace_id == run.trace_id)
+        with self._db.reader.connect() as conn:
+            rows = conn.execute(query).all()
+        return build_trace_view(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+
+
+def _record(r: Any) -> scoring.RunRecord:
+    from datetime import UTC, datetime
+
+    return scoring.RunRecord(
+        id=r.id,
+        status=r.status,
+        success=r.success,
+        latency_ms=r.latency_ms,
+        cost_usd=r.cost_usd,
+        steps=r.steps,
+        task_id=r.task_id,
+        # RUNS.md "Delivery": the collector's clock when the run became terminal.
+        ended_at=datetime.fromtimestamp(r.terminal_at, UTC) if r.terminal_at else None,
+    )
+
+
+def _run_row(r: Any) -> RunRow:
+    return RunRow(
+        id=r.id,
+        agent_id=r.agent_id,
+        trace_id=r.trace_id,
+        task_id=r.task_id,
+        status=r.status,
+        success=r.success,
+        success_source=r.success_source,
+        started_at=r.started_ns / 1e9,
+        ended_at=r.ended_ns / 1e9,
+        latency_ms=r.latency_ms,
+        steps=r.steps,
+        llm_calls=r.llm_calls,
+        input_tokens=r.input_tokens,
+        output_tokens=r.output_tokens,
+        cost_usd=r.cost_usd,
+        cost_source=r.cost_source,
+        error_class=r.error_class,
+        span_count=r.span_count,
+        owner=r.owner,
+        tool_calls=json.loads(r.tool_calls),
+    )

@@ -1,0 +1,196 @@
+"""/api/v1/agents: leaderboard, agent, stats, fitness, reliability, delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Response
+
+import scoring
+from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.ports import AgentRow, ReadStore
+from api.render import decode_cursor, encode_cursor, rfc3339
+from api.schemas import (
+    Agent,
+    AgentList,
+    AgentListItem,
+    Fitness,
+    Reliability,
+    Stats,
+    TaskReliability,
+)
+from scoring.policy import SCORING_POLICY
+
+router = APIRouter(prefix="/api/v1/agents", tags=["agents"])
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "unknown agent"}}
+
+
+def find_agent(store: ReadStore, agent_id: str) -> AgentRow:
+    """A malformed id is a 404 like an unknown one (API.md)."""
+    try:
+        uuid.UUID(agent_id)
+    except ValueError:
+        raise HTTPException(404, "unknown agent") from None
+    agent = store.agent(agent_id)
+    if agent is None:
+        raise HTTPException(404, "unknown agent")
+    return agent
+
+
+@router.get("", response_model=AgentList)
+def list_agents(
+    store: StoreDep,
+    page_size: PageSize = 50,
+    cursor: Cursor = None,
+    all: Annotated[bool, Query(description="also list services that ran no agent")] = False,
+) -> AgentList:
+    """Leaderboard: by composite (nulls last), then name."""
+    rows = [a for a in store.agents() if all or a.listed]
+    scored = [(store.composite(a.id), a) for a in rows]
+    scored.sort(
+        key=lambda item: (
+            item[0] is None,
+            -(item[0].composite_score if item[0] else 0.0),
+            item[1].name,
+            item[1].id,
+        )
+    )
+    start = 0
+    if cursor:
+        offset = decode_cursor(cursor)
+        if not offset.isdigit():
+            raise HTTPException(422, "malformed cursor")
+        start = int(offset)
+    page = scored[start : start + page_size]
+    more = start + page_size < len(scored)
+    return AgentList(
+        items=[
+            AgentListItem(
+                id=a.id,
+                owner=a.owner,
+                name=a.name,
+                composite_score=c.composite_score if c else None,
+                total_runs=a.total_runs,
+                last_run_at=rfc3339(a.last_run_at),
+            )
+            for c, a in page
+        ],
+        next_cursor=encode_cursor(str(start + page_size)) if more else None,
+    )
+
+
+@router.get("/{agent_id}", response_model=Agent, responses=NOT_FOUND)
+def get_agent(agent_id: str, store: StoreDep) -> Agent:
+    agent = find_agent(store, agent_id)
+    return Agent(
+        id=agent.id,
+        owner=agent.owner,
+        name=agent.name,
+        first_seen_at=rfc3339(agent.first_seen_at) or "",
+        last_run_at=rfc3339(agent.last_run_at),
+    )
+
+
+@router.delete(
+    "/{agent_id}",
+    status_code=204,
+    responses={**NOT_FOUND, 401: {"description": "no key"}, 403: {"description": "not owner"}},
+)
+def delete_agent(agent_id: str, store: StoreDep, caller: CallerDep) -> Response:
+    """Owner only: the agent leaves lists; its runs stay; later spans are refused."""
+    agent = find_agent(store, agent_id)
+    caller.require_owner(agent.owner)
+    store.delete_agent(agent.id)
+    return Response(status_code=204)
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+@router.get("/{agent_id}/stats", response_model=Stats, responses=NOT_FOUND)
+def stats(agent_id: str, store: StoreDep) -> Stats:
+    """The canonical composite and its inputs (SCORING.md section 1)."""
+    agent = find_agent(store, agent_id)
+    counts = store.run_counts(agent.id)
+    result = store.composite(agent.id)
+    return Stats(
+        agent_id=agent.id,
+        composite_score=result.composite_score if result else None,
+        total_runs=counts.total,
+        completed_runs=counts.completed,
+        successful_runs=counts.successful,
+        failed_runs=counts.failed,
+        timeout_runs=counts.timeout,
+        running_runs=counts.running,
+        success_rate=_round(result.success_rate) if result else None,
+        consistency=_round(result.consistency) if result else None,
+        latency_score=_round(result.latency_score) if result else None,
+        reliability_score=_round(result.reliability_score) if result else None,
+        cost_score=_round(result.cost_score) if result else None,
+        avg_latency_ms=result.avg_latency_ms if result else None,
+        avg_cost_usd=result.avg_cost_usd if result else None,
+        cost_source=counts.cost_source,
+        scoring_policy=SCORING_POLICY,
+    )
+
+
+@router.get(
+    "/{agent_id}/fitness",
+    response_model=Fitness,
+    responses={**NOT_FOUND, 422: {"description": "bad weights"}},
+)
+def fitness(
+    agent_id: str,
+    store: StoreDep,
+    weights: Annotated[
+        str | None, Query(description="e.g. correctness:2,latency:1 (unnamed axes get 0)")
+    ] = None,
+) -> Fitness:
+    """The five-axis radar over the latest 100 terminal runs (SCORING.md section 2)."""
+    agent = find_agent(store, agent_id)
+    try:
+        parsed = scoring.parse_weights(weights) if weights is not None else None
+    except ValueError as exc:
+        raise HTTPException(422, f"bad weights: {exc}") from None
+    radar = scoring.radar(store.radar_runs(agent.id), parsed)
+    canonical = store.composite(agent.id)
+    return Fitness(
+        correctness=radar.correctness,
+        latency=radar.latency,
+        cost=radar.cost,
+        tool_efficiency=radar.tool_efficiency,
+        robustness=radar.robustness,
+        composite_score=radar.composite_score,
+        canonical_composite_score=canonical.composite_score if canonical else None,
+        weights=dict(radar.weights),
+        runs_counted=radar.runs_counted,
+        latency_p50_ms=radar.latency_p50_ms,
+        cost_p50_usd=radar.cost_p50_usd,
+        steps_p50=radar.steps_p50,
+    )
+
+
+@router.get("/{agent_id}/reliability", response_model=Reliability, responses=NOT_FOUND)
+def reliability(agent_id: str, store: StoreDep) -> Reliability:
+    """pass^k per qualifying task and their mean (SCORING.md section 3)."""
+    agent = find_agent(store, agent_id)
+    result = store.repeatability(agent.id)
+    return Reliability(
+        pass_1=result.pass_1,
+        pass_3=result.pass_3,
+        pass_5=result.pass_5,
+        tasks_counted=result.tasks_counted,
+        tasks=[
+            TaskReliability(
+                task_id=t.task_id,
+                n=t.n,
+                successes=t.successes,
+                pass_1=t.pass_1,
+                pass_3=t.pass_3,
+                pass_5=t.pass_5,
+            )
+            for t in result.tasks
+        ],
+    )

@@ -1,0 +1,82 @@
+"""/api/v1/runs: run summaries, one run with its tool calls, the owner's trace view."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+
+from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.ports import ReadStore, RunRow
+from api.render import STATUS_NAMES, decode_cursor, encode_cursor, rfc3339, run_summary
+from api.schemas import RunDetail, RunList, ToolCall, Trace
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "unknown run"}}
+MAX_TRACE_SPANS = 10_000
+
+
+def find_run(store: ReadStore, run_id: str) -> RunRow:
+    run = store.run(run_id)
+    if run is None:
+        raise HTTPException(404, "unknown run")
+    return run
+
+
+@router.get("", response_model=RunList)
+def list_runs(
+    store: StoreDep,
+    agent_id: Annotated[str | None, Query()] = None,
+    task_id: Annotated[str | None, Query()] = None,
+    status: Annotated[str | None, Query(description="running, completed, failed, timeout")] = None,
+    page_size: PageSize = 50,
+    cursor: Cursor = None,
+) -> RunList:
+    """Newest first by (started_at, id)."""
+    before = None
+    if cursor:
+        started, _, run_id = decode_cursor(cursor).partition(":")
+        if not started.lstrip("-").isdigit() or not run_id:
+            raise HTTPException(422, "malformed cursor")
+        before = (int(started), run_id)
+    rows = store.runs(
+        agent_id=agent_id, task_id=task_id, status=status, before=before, limit=page_size + 1
+    )
+    page = rows[:page_size]
+    next_cursor = None
+    if len(rows) > page_size:
+        last, started_ns = page[-1]
+        next_cursor = encode_cursor(f"{started_ns}:{last.id}")
+    return RunList(items=[run_summary(run) for run, _ in page], next_cursor=next_cursor)
+
+
+@router.get("/{run_id}", response_model=RunDetail, responses=NOT_FOUND)
+def get_run(run_id: str, store: StoreDep) -> RunDetail:
+    run = find_run(store, run_id)
+    summary = run_summary(run)
+    return RunDetail(
+        **summary.model_dump(),
+        tool_calls=[
+            ToolCall(
+                name=str(call["name"]),
+                span_id=str(call["span_id"]),
+                started_at=rfc3339(int(call["start_ns"]) / 1e9) or "",
+                duration_ms=(int(call["end_ns"]) - int(call["start_ns"])) / 1e6,
+                status=STATUS_NAMES.get(int(call["status_code"]), "unset"),
+            )
+            for call in run.tool_calls
+        ],
+    )
+
+
+@router.get(
+    "/{run_id}/trace",
+    response_model=Trace,
+    responses={**NOT_FOUND, 401: {"description": "no key"}, 403: {"description": "not owner"}},
+)
+def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
+    """Owner only: the run's spans as a tree, each with how it was classified."""
+    run = find_run(store, run_id)
+    caller.require_owner(run.owner)
+    view = store.trace(run, MAX_TRACE_SPANS)
+    return Trace(run_id=run.id, trace_id=run.trace_id, spans=view.spans, truncated=view.truncated)

@@ -1,0 +1,131 @@
+"""Response models: what `/openapi.json` documents, field by field (API.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Page(BaseModel):
+    next_cursor: str | None = Field(description="opaque; pass as `cursor` for the next page")
+
+
+class AgentListItem(BaseModel):
+    id: str
+    owner: str
+    name: str
+    composite_score: float | None = Field(description="headline composite, 0-100")
+    total_runs: int
+    last_run_at: str | None = Field(description="RFC 3339 UTC start of the latest run")
+
+
+class AgentList(Page):
+    items: list[AgentListItem]
+
+
+class Agent(BaseModel):
+    id: str
+    owner: str
+    name: str
+    first_seen_at: str
+    last_run_at: str | None
+
+
+class Stats(BaseModel):
+    agent_id: str
+    composite_score: float | None
+    total_runs: int
+    completed_runs: int
+    successful_runs: int
+    failed_runs: int
+    timeout_runs: int
+    running_runs: int
+    success_rate: float | None
+    consistency: float | None
+    latency_score: float | None
+    reliability_score: float | None
+    cost_score: float | None
+    avg_latency_ms: float | None
+    avg_cost_usd: float | None
+    cost_source: str | None = Field(description="reported, estimated or mixed")
+    scoring_policy: str
+
+
+class Fitness(BaseModel):
+    correctness: float | None
+    latency: float | None
+    cost: float | None
+    tool_efficiency: float | None
+    robustness: float | None
+    composite_score: float | None = Field(description="weighted radar mean")
+    canonical_composite_score: float | None = Field(description="headline composite")
+    weights: dict[str, float]
+    runs_counted: int
+    latency_p50_ms: float | None
+    cost_p50_usd: float | None
+    steps_p50: float | None
+
+
+class TaskReliability(BaseModel):
+    task_id: str
+    n: int
+    successes: int
+    pass_1: float
+    pass_3: float
+    pass_5: float
+
+
+class Reliability(BaseModel):
+    pass_1: float | None
+    pass_3: float | None
+    pass_5: float | None
+    tasks_counted: int
+    tasks: list[TaskReliability]
+
+
+class RunSummary(BaseModel):
+    id: str
+    agent_id: str
+    trace_id: str
+    task_id: str | None
+    status: str
+    success: bool | None
+    success_source: str | None
+    started_at: str
+    ended_at: str
+    latency_ms: float | None
+    steps: int | None
+    llm_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    cost_source: str | None
+    error_class: str
+    span_count: int
+
+
+class RunList(Page):
+    items: list[RunSummary]
+
+
+class ToolCall(BaseModel):
+    name: str
+    span_id: str
+    started_at: str
+    duration_ms: float
+    status: str
+
+
+class RunDetail(RunSummary):
+    tool_calls: list[ToolCall]
+
+
+class Trace(BaseModel):
+    run_id: str
+    trace_id: str
+    spans: list[dict[str, Any]] = Field(
+        description="span tree: span_id, parent_span_id, name, kind, start, end, status, "
+        "attributes, events, classification, children"
+    )
+    truncated: bool

@@ -1,0 +1,267 @@
+"""The read API end to end: spans in through the doors, numbers out of scoring."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import scoring
+from tests.integration.harness import Collector, wait_for
+from tests.otlp_builders import new_span_id, new_trace_id, request, span
+
+API = "/api/v1"
+
+
+def run_trace(
+    task: str,
+    *,
+    success: bool = True,
+    latency_ns: int = 161_560_000,
+    cost: float | None = 0.0029267,
+    tools: int = 1,
+    service: str = "worked-agent",
+    error: bool = False,
+) -> bytes:
+    trace_id, root, agent = new_trace_id(), new_span_id(), new_span_id()
+    root_attrs: dict[str, Any] = {"badge.task.id": task, "badge.run.success": success}
+    if cost is not None:
+        root_attrs["badge.cost.usd"] = cost
+    spans = [
+        span(
+            trace_id,
+            root,
+            "badge.run",
+            start=1_000_000_000,
+            end=1_000_000_000 + latency_ns,
+            attributes=root_attrs,
+            status=2 if error else 0,
+        ),
+        span(
+            trace_id,
+            agent,
+            "invoke_agent a",
+            parent=root,
+            attributes={"gen_ai.operation.name": "invoke_agent"},
+        ),
+        span(
+            trace_id,
+            new_span_id(),
+            "chat m",
+            parent=agent,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.usage.input_tokens": 100,
+                "gen_ai.usage.output_tokens": 20,
+            },
+        ),
+    ]
+    spans += [
+        span(
+            trace_id,
+            new_span_id(),
+            f"execute_tool t{i}",
+            parent=agent,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": f"t{i}"},
+        )
+        for i in range(tools)
+    ]
+    return request(spans, service).SerializeToString()
+
+
+def agent_id(c: Collector, name: str) -> str:
+    rows = c.query("SELECT id FROM agents WHERE name = ?", name)
+    return str(rows[0][0])
+
+
+def completed_runs(c: Collector, expected: int) -> None:
+    c.settle()
+    wait_for(
+        lambda: c.query("SELECT count(*) FROM runs WHERE status='completed'")[0][0] >= expected
+    )
+
+
+def get(c: Collector, path: str, **params: Any) -> Any:
+    reply = c.http.get(f"{c.http_url}{API}{path}", params=params)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def test_worked_example_through_the_api(collector: Collector) -> None:
+    for i in range(9):
+        body = run_trace(f"t{i % 3}")
+        if i % 2:
+            assert collector.post(body).status_code == 200
+        else:
+            collector.export_grpc(body)
+    completed_runs(collector, 9)
+    ident = agent_id(collector, "worked-agent")
+    stats = get(collector, f"/agents/{ident}/stats")
+    assert stats["composite_score"] == 98.72
+    assert stats["completed_runs"] == stats["successful_runs"] == 9
+    assert stats["cost_score"] == 0.9572
+    assert stats["cost_source"] == "reported"
+    assert stats["scoring_policy"] == "2026-07-zero-success-v1"
+    fitness = get(collector, f"/agents/{ident}/fitness")
+    assert fitness["composite_score"] == 100.0
+    assert fitness["canonical_composite_score"] == 98.72
+    assert fitness["steps_p50"] == 1
+    reliability = get(collector, f"/agents/{ident}/reliability")
+    assert reliability["pass_5"] is None or reliability["tasks_counted"] == 3
+    leaderboard = get(collector, "/agents")
+    assert leaderboard["items"][0]["composite_score"] == 98.72
+
+
+def test_numbers_equal_the_scoring_core_on_the_same_runs(collector: Collector) -> None:
+    rnd = random.Random(5)
+    total = 40
+    for i in range(total):
+        body = run_trace(
+            f"task-{rnd.randint(0, 4)}",
+            success=rnd.random() > 0.35,
+            latency_ns=rnd.randint(100, 12_000) * 1_000_000,
+            cost=rnd.choice([None, rnd.random() / 10]),
+            tools=rnd.randint(0, 8),
+            service="mixed-agent",
+            error=rnd.random() < 0.1,
+        )
+        assert collector.post(body).status_code == 200
+    completed_runs(collector, total)
+    ident = agent_id(collector, "mixed-agent")
+    records = collector.service.reads.all_runs(ident)
+    assert len(records) == total
+    expected = scoring.composite(records)
+    assert expected is not None
+    stats = get(collector, f"/agents/{ident}/stats")
+    assert stats["composite_score"] == expected.composite_score
+    assert stats["success_rate"] == round(expected.success_rate, 4)
+    assert stats["avg_latency_ms"] == pytest.approx(expected.avg_latency_ms, rel=1e-12)
+    assert stats["avg_cost_usd"] == pytest.approx(expected.avg_cost_usd, rel=1e-12)
+    radar = scoring.radar(records, {"correctness": 2, "latency": 1})
+    fitness = get(collector, f"/agents/{ident}/fitness", weights="correctness:2,latency:1")
+    for axis in (
+        "correctness",
+        "latency",
+        "cost",
+        "tool_efficiency",
+        "robustness",
+        "composite_score",
+        "runs_counted",
+        "steps_p50",
+    ):
+        assert fitness[axis] == getattr(radar, axis), axis
+    repeat = scoring.pass_k(records)
+    reliability = get(collector, f"/agents/{ident}/reliability")
+    assert reliability["pass_3"] == pytest.approx(repeat.pass_3)
+    assert reliability["tasks_counted"] == repeat.tasks_counted
+
+
+def test_run_list_pages_newest_first_and_filters(collector: Collector) -> None:
+    for i in range(7):
+        collector.post(run_trace("paged" if i % 2 else "other", service="pager"))
+    completed_runs(collector, 7)
+    ident = agent_id(collector, "pager")
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"agent_id": ident, "page_size": 3}
+        if cursor:
+            params["cursor"] = cursor
+        page = get(collector, "/runs", **params)
+        seen += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == 7 and len({r["id"] for r in seen}) == 7
+    keys = [(r["started_at"], r["id"]) for r in seen]
+    assert keys == sorted(keys, reverse=True)
+    only = get(collector, "/runs", agent_id=ident, task_id="paged")["items"]
+    assert {r["task_id"] for r in only} == {"paged"} and len(only) == 3
+    assert get(collector, "/runs", agent_id="not-an-agent")["items"] == []
+    detail = get(collector, f"/runs/{seen[0]['id']}")
+    assert detail["steps"] == 1
+    assert detail["tool_calls"][0]["name"] == "t0"
+    assert detail["tool_calls"][0]["status"] == "unset"
+
+
+def test_trace_read_needs_the_owners_key(collector: Collector) -> None:
+    collector.post(run_trace("t", service="private"))
+    completed_runs(collector, 1)
+    run_id = collector.query("SELECT id FROM runs")[0][0]
+    url = f"{collector.http_url}{API}/runs/{run_id}/trace"
+    assert collector.http.get(url).status_code == 401
+    other = collector.service.keys.create("someone-else")
+    assert collector.http.get(url, headers={"authorization": f"Bearer {other}"}).status_code == 403
+    reply = collector.http.get(url, headers={"x-api-key": collector.key})
+    assert reply.status_code == 200
+    tree = reply.json()
+    assert tree["truncated"] is False
+    root = tree["spans"][0]
+    assert root["name"] == "badge.run" and root["classification"]["root"] is True
+    agent = root["children"][0]
+    roles = sorted(c["classification"]["role"] for c in agent["children"])
+    assert roles == ["llm", "tool"]
+    assert agent["classification"]["rule"] == "gen_ai.operation.name=invoke_agent"
+    assert root["attributes"]["badge.task.id"] == "t"
+
+
+def test_delete_agent_is_owner_only_and_refuses_later_spans(collector: Collector) -> None:
+    collector.post(run_trace("t", service="doomed"))
+    completed_runs(collector, 1)
+    ident = agent_id(collector, "doomed")
+    url = f"{collector.http_url}{API}/agents/{ident}"
+    assert collector.http.delete(url).status_code == 401
+    other = collector.service.keys.create("intruder")
+    assert (
+        collector.http.delete(url, headers={"authorization": f"Bearer {other}"}).status_code == 403
+    )
+    assert (
+        collector.http.delete(url, headers={"authorization": f"Bearer {collector.key}"}).status_code
+        == 204
+    )
+    assert collector.http.get(url).status_code == 404
+    assert all(a["id"] != ident for a in get(collector, "/agents", all="true")["items"])
+    reply = collector.post(run_trace("t", service="doomed"))
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceResponse,
+    )
+
+    partial = ExportTraceServiceResponse.FromString(reply.content).partial_success
+    assert partial.rejected_spans == 4 and "agent deleted" in partial.error_message
+    assert collector.query("SELECT count(*) FROM runs WHERE agent_id = ?", ident) == [(1,)]
+
+
+def test_errors_are_json_detail(collector: Collector) -> None:
+    base = f"{collector.http_url}{API}"
+    assert collector.http.get(f"{base}/agents/not-a-uuid").status_code == 404
+    missing = collector.http.get(f"{base}/agents/00000000-0000-0000-0000-000000000000/stats")
+    assert missing.status_code == 404 and missing.json() == {"detail": "unknown agent"}
+    assert collector.http.get(f"{base}/runs/nope").status_code == 404
+    collector.post(run_trace("t", service="weights"))
+    completed_runs(collector, 1)
+    ident = agent_id(collector, "weights")
+    bad = collector.http.get(f"{base}/agents/{ident}/fitness", params={"weights": "speed:1"})
+    assert bad.status_code == 422 and "unknown axis" in bad.json()["detail"]
+    assert collector.http.get(f"{base}/agents", params={"page_size": 0}).status_code == 422
+    assert collector.http.get(f"{base}/runs", params={"cursor": "!!"}).status_code == 422
+    assert collector.http.get(f"{base}/agents", params={"bogus": 1}).status_code == 200
+
+
+def test_leaderboard_hides_services_without_agent_runs(collector: Collector) -> None:
+    trace_id = new_trace_id()
+    plain = request([span(trace_id, new_span_id(), "SELECT users")], "postgres-db")
+    collector.post(plain.SerializeToString())
+    collector.post(run_trace("t", service="real-agent"))
+    completed_runs(collector, 2)
+    names = [a["name"] for a in get(collector, "/agents")["items"]]
+    assert names == ["real-agent"]
+    everything = [a["name"] for a in get(collector, "/agents", all="true")["items"]]
+    assert sorted(everything) == ["postgres-db", "real-agent"]
+
+
+def test_health_endpoints(collector: Collector) -> None:
+    assert collector.http.get(f"{collector.http_url}/healthz").json() == {"status": "ok"}
+    assert collector.http.get(f"{collector.http_url}/readyz").status_code == 200
+    metrics = collector.http.get(f"{collector.http_url}/metrics").text
+    assert "badge_runs_finalised" in metrics
