@@ -161,15 +161,15 @@ class IngestPipeline:
             return
         if taken:
             self._metrics.commit_seconds.observe(time.perf_counter() - started)
-        for batch in taken:
-            batch.future.set_result(None)
-        for job, result in zip(jobs, results, strict=True):
-            job.future.set_result(result)
-        if taken:
+        if taken:  # before acknowledging, so an OK'd trace is already queued
             touched: set[TraceKey] = set()
             for batch in taken:
                 touched |= batch.traces
             self._on_committed(rows, touched)
+        for batch in taken:
+            batch.future.set_result(None)
+        for job, result in zip(jobs, results, strict=True):
+            job.future.set_result(result)
 
 
 def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:

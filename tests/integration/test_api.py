@@ -116,7 +116,7 @@ def test_worked_example_through_the_api(collector: Collector) -> None:
 def test_numbers_equal_the_scoring_core_on_the_same_runs(collector: Collector) -> None:
     rnd = random.Random(5)
     total = 40
-    for i in range(total):
+    for _ in range(total):
         body = run_trace(
             f"task-{rnd.randint(0, 4)}",
             success=rnd.random() > 0.35,

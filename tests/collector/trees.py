@@ -1,0 +1,54 @@
+"""Build SpanFacts trees through the real ingest-time classification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.assembly.facts import SpanFacts, span_facts
+from collector.assembly.runs import Run, Timers, assemble_trace
+
+TRACE = "ab" * 16
+
+
+@dataclass
+class Tree:
+    spans: list[SpanFacts] = field(default_factory=list)
+    _next: int = 1
+
+    def add(
+        self,
+        name: str,
+        attrs: dict[str, Any] | None = None,
+        *,
+        parent: str = "",
+        start: int = 0,
+        end: int = 1_000_000,
+        status: int = 0,
+        flags: int = 0,
+        agent: str = "agent-1",
+        resource: dict[str, Any] | None = None,
+        exception: str | None = None,
+        received_at: float = 100.0,
+        grader: bool = False,
+    ) -> str:
+        span_id = f"{self._next:016x}"
+        self._next += 1
+        role, rule, facts = span_facts(name, attrs or {}, resource or {}, exception)
+        self.spans.append(
+            SpanFacts(span_id, parent, agent, name, start, end, status, flags, received_at,
+                      grader, role, rule, facts)
+        )
+        return span_id
+
+    def runs(self, now: float = 100.0, timers: Timers | None = None) -> list[Run]:
+        return assemble_trace(TRACE, self.spans, now, timers or Timers())
+
+    def run(self, now: float = 100.0, timers: Timers | None = None) -> Run:
+        found = self.runs(now, timers)
+        assert len(found) == 1, found
+        return found[0]
+
+
+def genai_agent(tree: Tree, root: str) -> str:
+    return tree.add("invoke_agent a", {"gen_ai.operation.name": "invoke_agent"}, parent=root)
