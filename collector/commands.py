@@ -1,17 +1,205 @@
-"""Read commands of the CLI (agents, score, runs, demo): filled in by the read API issue."""
+"""Read commands of the CLI: `agents`, `score AGENT`, `runs AGENT`, `demo`.
+
+They read the database directly (same settings as `serve`) or a running
+server with `--url`; either way the numbers are the read API's, because the
+direct path calls the same route functions over the SQL read store.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from typing import Any
 
 from collector.settings import Settings
 
 
 def add_read_commands(sub: Any) -> None:
-    del sub
+    agents = sub.add_parser("agents", help="the leaderboard")
+    agents.add_argument("--all", action="store_true", help="also non-agent services")
+    score = sub.add_parser("score", help="stats, radar and pass^k of one agent")
+    score.add_argument("agent", help="agent id or name")
+    score.add_argument("--weights", default=None, help="e.g. correctness:2,latency:1")
+    runs = sub.add_parser("runs", help="an agent's latest runs")
+    runs.add_argument("agent", help="agent id or name")
+    runs.add_argument("--limit", type=int, default=20)
+    for command in (agents, score, runs):
+        command.add_argument(
+            "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
+        )
+        command.add_argument("--database-url", dest="database_url", default=None)
+    demo = sub.add_parser("demo", help="send realistic agent traffic to a running collector")
+    demo.add_argument("--endpoint", default=None, help="OTLP/HTTP base URL (default: settings)")
+    demo.add_argument("--key", default=None, help="ingest key (default: create one for `demo`)")
+    demo.add_argument("--rounds", type=int, default=3)
+    demo.add_argument("--database-url", dest="database_url", default=None)
+
+
+class Reader:
+    """GET the read API's JSON, from a server or straight from the database."""
+
+    def __init__(self, url: str | None, settings: Settings) -> None:
+        self._url = url.rstrip("/") if url else None
+        self._settings = settings
+        self._store: Any = None
+
+    def get(self, path: str, **params: Any) -> Any:
+        if self._url is not None:
+            query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+            with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
+                return json.load(r)
+        return self._direct(path, params)
+
+    def _direct(self, path: str, params: dict[str, Any]) -> Any:
+        from fastapi import HTTPException
+
+        from api.routes import agents, runs
+
+        store = self._open()
+        parts = path.strip("/").split("/")
+        try:
+            if parts == ["agents"]:
+                result: Any = agents.list_agents(store, 500, None, bool(params.get("all")))
+            elif parts[0] == "agents" and len(parts) == 3:
+                handler = {"stats": agents.stats, "reliability": agents.reliability}.get(parts[2])
+                if parts[2] == "fitness":
+                    result = agents.fitness(parts[1], store, params.get("weights"))
+                elif handler is not None:
+                    result = handler(parts[1], store)
+                else:
+                    raise SystemExit(f"unknown path {path}")
+            elif parts == ["runs"]:
+                result = runs.list_runs(
+                    store,
+                    params.get("agent_id"),
+                    None,
+                    None,
+                    int(params.get("page_size", 50)),
+                    None,
+                )
+            else:
+                raise SystemExit(f"unknown path {path}")
+        except HTTPException as exc:
+            raise SystemExit(f"error: {exc.detail}") from None
+        return result.model_dump()
+
+    def _open(self) -> Any:
+        if self._store is None:
+            from collector.agents import AgentDirectory
+            from collector.assembly.runs import Timers
+            from collector.storage.engine import create_schema, open_database
+            from collector.storage.keys import KeyStore
+            from collector.storage.reads import SqlReadStore
+
+            s = self._settings
+            db = open_database(s.database_url, synchronous=s.sqlite_synchronous)
+            create_schema(db)
+            import time
+
+            self._store = SqlReadStore(
+                db,
+                KeyStore(db),
+                AgentDirectory(db),
+                Timers(s.orphan_grace_s, s.run_timeout_s),
+                time.time,
+            )
+        return self._store
+
+    def agent_id(self, name_or_id: str) -> str:
+        for agent in self.get("/agents", all="true")["items"]:
+            if name_or_id in (agent["id"], agent["name"]):
+                return str(agent["id"])
+        raise SystemExit(f"error: no agent named {name_or_id!r}")
 
 
 def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
-    del args, settings
-    return 2
+    if args.command == "demo":
+        from collector.demo import run_demo
+
+        return run_demo(args, settings)
+    reader = Reader(args.url, settings)
+    try:
+        if args.command == "agents":
+            print_agents(reader.get("/agents", all="true" if args.all else None)["items"])
+        elif args.command == "score":
+            ident = reader.agent_id(args.agent)
+            print_score(
+                reader.get(f"/agents/{ident}/stats"),
+                reader.get(f"/agents/{ident}/fitness", weights=args.weights),
+                reader.get(f"/agents/{ident}/reliability"),
+            )
+        else:
+            ident = reader.agent_id(args.agent)
+            print_runs(reader.get("/runs", agent_id=ident, page_size=args.limit)["items"])
+    except urllib.error.URLError as exc:
+        print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_agents(items: list[dict[str, Any]]) -> None:
+    print(f"{'#':>3}  {'agent':<28} {'owner':<14} {'score':>7} {'runs':>6}  last run")
+    for rank, a in enumerate(items, 1):
+        print(
+            f"{rank:>3}  {a['name'][:28]:<28} {a['owner'][:14]:<14} "
+            f"{_num(a['composite_score']):>7} {a['total_runs']:>6}  {a['last_run_at'] or '-'}"
+        )
+    if not items:
+        print("  (no agents yet: point an OpenTelemetry exporter here, or run `make demo`)")
+
+
+def _bar(value: float | None, width: int = 30) -> str:
+    if value is None:
+        return "(no evidence)".ljust(width)
+    filled = round(value / 100 * width)
+    return "█" * filled + "·" * (width - filled)
+
+
+def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str, Any]) -> None:
+    print(f"composite {_num(stats['composite_score'])}  (policy {stats['scoring_policy']})")
+    print(
+        f"  runs {stats['total_runs']}: completed {stats['completed_runs']}, successful "
+        f"{stats['successful_runs']}, failed {stats['failed_runs']}, timeout "
+        f"{stats['timeout_runs']}, running {stats['running_runs']}"
+    )
+    print(
+        f"  success {_num(stats['success_rate'], 4)}  consistency "
+        f"{_num(stats['consistency'], 4)}  latency {_num(stats['latency_score'], 4)}  "
+        f"cost {_num(stats['cost_score'], 4)} ({stats['cost_source'] or 'unknown'})"
+    )
+    print(
+        f"  avg latency {_num(stats['avg_latency_ms'], 1)} ms, avg cost "
+        f"${_num(stats['avg_cost_usd'], 5)}"
+    )
+    print(
+        f"fitness radar over {fitness['runs_counted']} runs "
+        f"(weighted {_num(fitness['composite_score'])})"
+    )
+    for axis in ("correctness", "latency", "cost", "tool_efficiency", "robustness"):
+        print(f"  {axis:<16} {_bar(fitness[axis])} {_num(fitness[axis], 1):>6}")
+    print(
+        f"repeatability over {repeat['tasks_counted']} tasks: pass^1 {_num(repeat['pass_1'], 3)}"
+        f"  pass^3 {_num(repeat['pass_3'], 3)}  pass^5 {_num(repeat['pass_5'], 3)}"
+    )
+
+
+def print_runs(items: list[dict[str, Any]]) -> None:
+    print(
+        f"{'started':<27} {'task':<16} {'status':<10} {'ok':<5} {'steps':>5} {'llm':>4} "
+        f"{'ms':>9} {'cost $':>9}"
+    )
+    for r in items:
+        ok = "-" if r["success"] is None else ("yes" if r["success"] else "no")
+        print(
+            f"{r['started_at']:<27} {str(r['task_id'] or '-')[:16]:<16} {r['status']:<10} "
+            f"{ok:<5} {'-' if r['steps'] is None else r['steps']:>5} {r['llm_calls']:>4} "
+            f"{_num(r['latency_ms'], 1):>9} {_num(r['cost_usd'], 5):>9}"
+        )

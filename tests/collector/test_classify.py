@@ -21,12 +21,22 @@ CASES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("x", {"gen_ai.tool.call.id": "c1"}, "tool", True),
     ("running tool", {}, "tool", True),
     ("running output function", {}, "tool", False),
-    ("execute_tool final_result", {"gen_ai.operation.name": "execute_tool",
-                                   "gen_ai.tool.name": "final_result",
-                                   "logfire.msg": "running output function: final_result"},
-     "tool", False),
-    ("x", {"gen_ai.operation.name": "execute_tool",
-           "pydantic_ai.tool.failure_stage": "validation"}, "tool", False),
+    (
+        "execute_tool final_result",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "final_result",
+            "logfire.msg": "running output function: final_result",
+        },
+        "tool",
+        False,
+    ),
+    (
+        "x",
+        {"gen_ai.operation.name": "execute_tool", "pydantic_ai.tool.failure_stage": "validation"},
+        "tool",
+        False,
+    ),
     ("handoff to billing", {"openinference.span.kind": "TOOL"}, "tool", False),
     ("x", {"langfuse.observation.type": "generation"}, "llm", True),
     ("x", {"openinference.span.kind": "llm"}, "llm", True),
@@ -39,22 +49,35 @@ CASES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("x", {"ai.operationId": "ai.streamText.doStream"}, "llm", True),
     ("x", {"gen_ai.request.model": "m", "gen_ai.usage.input_tokens": "12"}, "llm", True),
     ("x", {"llm.model_name": "m", "llm.token_count.prompt": 3}, "llm", True),
-    ("x", {"llm.model_name": "m", "llm.token_count.prompt": 3,
-           "openinference.span.kind": "CHAIN"}, "other", True),
+    (
+        "x",
+        {"llm.model_name": "m", "llm.token_count.prompt": 3, "openinference.span.kind": "CHAIN"},
+        "other",
+        True,
+    ),
     ("x", {"openinference.span.kind": "AGENT"}, "agent", True),
     ("x", {"gen_ai.operation.name": "invoke_agent"}, "agent", True),
     ("x", {"gen_ai.operation.name": "invoke_workflow"}, "agent", True),
     ("x", {"traceloop.span.kind": "workflow"}, "agent", True),
     ("x", {"langfuse.observation.type": "agent"}, "agent", True),
     ("agent run", {}, "agent", True),
-    ("x", {"ai.operationId": "ai.generateText", "gen_ai.request.model": "m",
-           "gen_ai.usage.input_tokens": 5}, "agent", True),
+    (
+        "x",
+        {
+            "ai.operationId": "ai.generateText",
+            "gen_ai.request.model": "m",
+            "gen_ai.usage.input_tokens": 5,
+        },
+        "agent",
+        True,
+    ),
     ("SELECT 1", {"db.system": "postgresql"}, "other", True),
 ]
 
 
-@pytest.mark.parametrize(("name", "attrs", "role", "counted"), CASES,
-                         ids=[f"{c[2]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("name", "attrs", "role", "counted"), CASES, ids=[f"{c[2]}-{i}" for i, c in enumerate(CASES)]
+)
 def test_classification(name: str, attrs: dict[str, Any], role: str, counted: bool) -> None:
     verdict = classify(name, attrs)
     assert verdict.role == role, verdict

@@ -11,18 +11,41 @@ from tests.collector.trees import Tree, genai_agent
 
 def test_genai_run_counts_tools_llm_calls_tokens_and_estimates_cost() -> None:
     t = Tree()
-    root = t.add("badge.run", {"badge.task.id": "t1", "badge.run.success": "true"},
-                 start=0, end=2_500_000)
+    root = t.add(
+        "badge.run", {"badge.task.id": "t1", "badge.run.success": "true"}, start=0, end=2_500_000
+    )
     agent = genai_agent(t, root)
-    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 100,
-                   "gen_ai.usage.output_tokens": 10}, parent=agent)
-    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.prompt_tokens": "50",
-                   "gen_ai.usage.completion_tokens": 5}, parent=agent)
-    t.add("tool", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "a"},
-          parent=agent, status=2)
+    t.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": 100,
+            "gen_ai.usage.output_tokens": 10,
+        },
+        parent=agent,
+    )
+    t.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.prompt_tokens": "50",
+            "gen_ai.usage.completion_tokens": 5,
+        },
+        parent=agent,
+    )
+    t.add(
+        "tool",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "a"},
+        parent=agent,
+        status=2,
+    )
     run = t.run()
     assert (run.status, run.success, run.success_source, run.task_id) == (
-        "completed", True, "reported", "t1")
+        "completed",
+        True,
+        "reported",
+        "t1",
+    )
     assert (run.steps, run.llm_calls, run.tool_errors) == (1, 2, 1)
     assert (run.input_tokens, run.output_tokens) == (150, 15)
     assert run.cost_usd == pytest.approx((150 * 5 + 15 * 15) / 1e6)
@@ -56,8 +79,15 @@ def test_error_root_is_a_completed_failure_with_error_type() -> None:
 def test_reported_cost_on_root_wins_and_is_not_priced() -> None:
     t = Tree()
     root = t.add("root", {"badge.cost.usd": 0.5})
-    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 10,
-                   "gen_ai.usage.cost": 0.1}, parent=root)
+    t.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": 10,
+            "gen_ai.usage.cost": 0.1,
+        },
+        parent=root,
+    )
     assert (t.run().cost_usd, t.run().cost_source) == (0.5, "reported")
 
 
@@ -65,8 +95,7 @@ def test_mixed_cost_when_some_llm_calls_report() -> None:
     t = Tree()
     root = t.add("root")
     t.add("chat", {"gen_ai.operation.name": "chat", "llm.cost.total": 0.01}, parent=root)
-    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 1000},
-          parent=root)
+    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 1000}, parent=root)
     run = t.run()
     assert run.cost_source == "mixed"
     assert run.cost_usd == pytest.approx(0.01 + 1000 * 5 / 1e6)
@@ -75,11 +104,17 @@ def test_mixed_cost_when_some_llm_calls_report() -> None:
 def test_nested_mcp_span_under_execute_tool_counts_once() -> None:
     t = Tree()
     root = t.add("root")
-    outer = t.add("execute_tool search", {"gen_ai.operation.name": "execute_tool",
-                                          "gen_ai.tool.name": "search"}, parent=root)
+    outer = t.add(
+        "execute_tool search",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"},
+        parent=root,
+    )
     client = t.add("mcp client", {}, parent=outer)
-    t.add("tools/call search", {"mcp.method.name": "tools/call",
-                                "gen_ai.tool.name": "search"}, parent=client)
+    t.add(
+        "tools/call search",
+        {"mcp.method.name": "tools/call", "gen_ai.tool.name": "search"},
+        parent=client,
+    )
     run = t.run()
     assert run.steps == 1
     inner = [v for v in run.verdicts.values() if v.reason.startswith("nested duplicate")]
@@ -89,24 +124,53 @@ def test_nested_mcp_span_under_execute_tool_counts_once() -> None:
 def test_a_tool_calling_a_different_tool_counts_both() -> None:
     t = Tree()
     root = t.add("root")
-    outer = t.add("a", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "a",
-                        "gen_ai.tool.call.id": "1"}, parent=root)
-    t.add("b", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "b",
-                "gen_ai.tool.call.id": "2"}, parent=outer)
+    outer = t.add(
+        "a",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "a",
+            "gen_ai.tool.call.id": "1",
+        },
+        parent=root,
+    )
+    t.add(
+        "b",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "b",
+            "gen_ai.tool.call.id": "2",
+        },
+        parent=outer,
+    )
     assert t.run().steps == 2
 
 
 def test_output_tool_and_validation_failure_are_not_steps() -> None:
     t = Tree()
     root = t.add("agent run")
-    t.add("running tool: add", {"gen_ai.operation.name": "execute_tool",
-                                "gen_ai.tool.name": "add"}, parent=root)
-    t.add("execute_tool final_result",
-          {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "final_result",
-           "logfire.msg": "running output function: final_result"}, parent=root)
-    t.add("execute_tool add", {"gen_ai.operation.name": "execute_tool",
-                               "gen_ai.tool.name": "add",
-                               "pydantic_ai.tool.failure_stage": "validation"}, parent=root)
+    t.add(
+        "running tool: add",
+        {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add"},
+        parent=root,
+    )
+    t.add(
+        "execute_tool final_result",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "final_result",
+            "logfire.msg": "running output function: final_result",
+        },
+        parent=root,
+    )
+    t.add(
+        "execute_tool add",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "add",
+            "pydantic_ai.tool.failure_stage": "validation",
+        },
+        parent=root,
+    )
     run = t.run()
     assert (run.steps, run.tool_errors) == (1, 1)
 
@@ -123,8 +187,15 @@ def test_double_instrumented_llm_call_counts_once_with_outer_then_inner_tokens()
     t = Tree()
     root = t.add("root")
     outer = t.add("ChatModel", {"openinference.span.kind": "LLM"}, parent=root)
-    t.add("openai.chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 7,
-                          "gen_ai.usage.output_tokens": 3}, parent=outer)
+    t.add(
+        "openai.chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": 7,
+            "gen_ai.usage.output_tokens": 3,
+        },
+        parent=outer,
+    )
     run = t.run()
     assert (run.llm_calls, run.input_tokens, run.output_tokens) == (1, 7, 3)
 
@@ -132,17 +203,36 @@ def test_double_instrumented_llm_call_counts_once_with_outer_then_inner_tokens()
 def test_agent_aggregate_usage_is_used_only_without_llm_usage_and_never_summed() -> None:
     t = Tree()
     root = t.add("root")
-    outer = t.add("invoke_agent a", {"gen_ai.operation.name": "invoke_agent",
-                                     "gen_ai.aggregated_usage.input_tokens": 300,
-                                     "gen_ai.aggregated_usage.output_tokens": 30}, parent=root)
-    inner = t.add("invoke_agent b", {"gen_ai.operation.name": "invoke_agent",
-                                     "gen_ai.aggregated_usage.input_tokens": 100,
-                                     "gen_ai.aggregated_usage.output_tokens": 10}, parent=outer)
+    outer = t.add(
+        "invoke_agent a",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.aggregated_usage.input_tokens": 300,
+            "gen_ai.aggregated_usage.output_tokens": 30,
+        },
+        parent=root,
+    )
+    inner = t.add(
+        "invoke_agent b",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.aggregated_usage.input_tokens": 100,
+            "gen_ai.aggregated_usage.output_tokens": 10,
+        },
+        parent=outer,
+    )
     t.add("chat", {"gen_ai.operation.name": "chat"}, parent=inner)
     run = t.run()
     assert (run.input_tokens, run.output_tokens, run.llm_calls) == (300, 30, 1)
-    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 40,
-                   "gen_ai.usage.output_tokens": 4}, parent=inner)
+    t.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": 40,
+            "gen_ai.usage.output_tokens": 4,
+        },
+        parent=inner,
+    )
     assert (t.run().input_tokens, t.run().output_tokens) == (40, 4)
 
 
@@ -162,8 +252,12 @@ def test_badge_run_id_splits_one_trace_into_runs() -> None:
 
 def test_remote_parent_root_is_root_at_once() -> None:
     t = Tree()
-    t.add("server span", {"badge.task.id": "r"}, parent="ffffffffffffffff",
-          flags=FLAG_HAS_IS_REMOTE | FLAG_IS_REMOTE)
+    t.add(
+        "server span",
+        {"badge.task.id": "r"},
+        parent="ffffffffffffffff",
+        flags=FLAG_HAS_IS_REMOTE | FLAG_IS_REMOTE,
+    )
     assert t.run().status == "completed"
 
 
@@ -175,7 +269,10 @@ def test_local_parent_missing_keeps_running_until_timeout() -> None:
     assert (running.status, running.success, running.check_at) == ("running", None, 400)
     timed_out = t.run(now=400, timers=timers)
     assert (timed_out.status, timed_out.success, timed_out.error_class) == (
-        "timeout", False, "timeout")
+        "timeout",
+        False,
+        "timeout",
+    )
 
 
 def test_unknown_flags_orphan_becomes_root_after_grace() -> None:

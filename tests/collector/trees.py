@@ -36,8 +36,21 @@ class Tree:
         self._next += 1
         role, rule, facts = span_facts(name, attrs or {}, resource or {}, exception)
         self.spans.append(
-            SpanFacts(span_id, parent, agent, name, start, end, status, flags, received_at,
-                      grader, role, rule, facts)
+            SpanFacts(
+                span_id,
+                parent,
+                agent,
+                name,
+                start,
+                end,
+                status,
+                flags,
+                received_at,
+                grader,
+                role,
+                rule,
+                facts,
+            )
         )
         return span_id
 

@@ -18,14 +18,20 @@ from tests.otlp_builders import new_span_id, new_trace_id, request, span
 CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "genai": {
         "agent": {"gen_ai.operation.name": "invoke_agent"},
-        "llm": {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 11,
-                "gen_ai.usage.output_tokens": 3},
+        "llm": {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.usage.input_tokens": 11,
+            "gen_ai.usage.output_tokens": 3,
+        },
         "tool": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
     },
     "openinference": {
         "agent": {"openinference.span.kind": "AGENT"},
-        "llm": {"openinference.span.kind": "LLM", "llm.token_count.prompt": 7,
-                "llm.token_count.completion": 2},
+        "llm": {
+            "openinference.span.kind": "LLM",
+            "llm.token_count.prompt": 7,
+            "llm.token_count.completion": 2,
+        },
         "tool": {"openinference.span.kind": "TOOL", "tool.name": "u"},
     },
     "traceloop": {
@@ -35,25 +41,50 @@ CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "vercel": {
         "agent": {"ai.operationId": "ai.generateText"},
-        "llm": {"ai.operationId": "ai.generateText.doGenerate",
-                "gen_ai.usage.input_tokens": 9},
+        "llm": {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.usage.input_tokens": 9},
         "tool": {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "w"},
     },
 }
 KINDS = ["agent", "llm", "tool", "other"]
-COMPARED = ("run_key", "task_id", "status", "success", "success_source", "started_ns",
-            "ended_ns", "steps", "tool_errors", "llm_calls", "input_tokens", "output_tokens",
-            "cost_usd", "cost_source", "error_class", "span_count", "root_span_id")
+COMPARED = (
+    "run_key",
+    "task_id",
+    "status",
+    "success",
+    "success_source",
+    "started_ns",
+    "ended_ns",
+    "steps",
+    "tool_errors",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "cost_source",
+    "error_class",
+    "span_count",
+    "root_span_id",
+)
 
 
 @st.composite
 def traces(draw: st.DrawFn) -> list[Span]:
     trace_id = new_trace_id()
     root = new_span_id()
-    spans = [span(trace_id, root, "badge.run", start=1_000, end=9_000_000,
-                  attributes={"badge.task.id": draw(st.sampled_from(["a", "b"])),
-                              "badge.run.success": draw(st.booleans())},
-                  status=draw(st.sampled_from([0, 1, 2])))]
+    spans = [
+        span(
+            trace_id,
+            root,
+            "badge.run",
+            start=1_000,
+            end=9_000_000,
+            attributes={
+                "badge.task.id": draw(st.sampled_from(["a", "b"])),
+                "badge.run.success": draw(st.booleans()),
+            },
+            status=draw(st.sampled_from([0, 1, 2])),
+        )
+    ]
     ids = [root]
     for i in range(draw(st.integers(1, 14))):
         parent = draw(st.sampled_from(ids))
@@ -64,9 +95,18 @@ def traces(draw: st.DrawFn) -> list[Span]:
             attrs["badge.run.id"] = f"sub-{i}"
         span_id = new_span_id()
         start = draw(st.integers(2_000, 5_000_000))
-        spans.append(span(trace_id, span_id, f"{kind}-{i}", parent=parent, start=start,
-                          end=start + draw(st.integers(0, 3_000_000)), attributes=attrs,
-                          status=draw(st.sampled_from([0, 2]))))
+        spans.append(
+            span(
+                trace_id,
+                span_id,
+                f"{kind}-{i}",
+                parent=parent,
+                start=start,
+                end=start + draw(st.integers(0, 3_000_000)),
+                attributes=attrs,
+                status=draw(st.sampled_from([0, 2])),
+            )
+        )
         ids.append(span_id)
     return spans
 
@@ -78,8 +118,14 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collector
 
 
 def runs_of(c: Collector, owner: str, trace_id: str) -> list[tuple[Any, ...]]:
-    return sorted(c.query(f"SELECT {', '.join(COMPARED)} FROM runs WHERE owner = ? "
-                          "AND trace_id = ?", owner, trace_id), key=repr)
+    return sorted(
+        c.query(
+            f"SELECT {', '.join(COMPARED)} FROM runs WHERE owner = ? AND trace_id = ?",
+            owner,
+            trace_id,
+        ),
+        key=repr,
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
