@@ -19,7 +19,7 @@ class AgentRow:
     name: str
     first_seen_at: float
     last_run_at: float | None
-    total_runs: int
+    total_runs: int | None
     listed: bool  # has a run with a task id or an agent span (API.md "GET /agents")
 
 
@@ -76,6 +76,8 @@ class ReadStore(Protocol):
     def delete_agent(self, agent_id: str) -> None: ...
 
     def run_counts(self, agent_id: str) -> RunCounts: ...
+
+    def summary(self, agent_id: str) -> tuple[RunCounts, Composite | None]: ...
 
     def composite(self, agent_id: str) -> Composite | None: ...
 

@@ -71,7 +71,7 @@ def list_agents(
                 owner=a.owner,
                 name=a.name,
                 composite_score=c.composite_score if c else None,
-                total_runs=a.total_runs,
+                total_runs=a.total_runs or 0,
                 last_run_at=rfc3339(a.last_run_at),
             )
             for c, a in page
@@ -113,8 +113,7 @@ def _round(value: float | None) -> float | None:
 def stats(agent_id: str, store: StoreDep) -> Stats:
     """The canonical composite and its inputs (SCORING.md section 1)."""
     agent = find_agent(store, agent_id)
-    counts = store.run_counts(agent.id)
-    result = store.composite(agent.id)
+    counts, result = store.summary(agent.id)
     return Stats(
         agent_id=agent.id,
         composite_score=result.composite_score if result else None,

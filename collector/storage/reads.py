@@ -9,6 +9,7 @@ loads every run of an agent into Python.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -86,8 +87,25 @@ class SqlReadStore:
         return self._agent_rows()
 
     def agent(self, agent_id: str) -> AgentRow | None:
-        found = self._agent_rows(agents.c.id == agent_id)
-        return found[0] if found else None
+        """One agent without joining its runs: index lookups only."""
+        with self._db.reader.connect() as conn:
+            row = conn.execute(
+                select(agents).where(agents.c.id == agent_id, agents.c.deleted_at.is_(None))
+            ).first()
+            if row is None:
+                return None
+            last_ns = conn.execute(
+                select(func.max(runs.c.started_ns)).where(runs.c.agent_id == agent_id)
+            ).scalar()
+        return AgentRow(
+            id=row.id,
+            owner=row.owner,
+            name=row.name,
+            first_seen_at=row.first_seen_at,
+            last_run_at=last_ns / 1e9 if last_ns is not None else None,
+            total_runs=None,  # the single-agent view does not show it; counting costs a scan
+            listed=True,
+        )
 
     def delete_agent(self, agent_id: str) -> None:
         with self._db.writer.begin() as conn:
@@ -98,60 +116,67 @@ class SqlReadStore:
             )
         self._directory.forget_deleted_cache()
 
-    def run_counts(self, agent_id: str) -> RunCounts:
-        succeeded = func.sum(case((runs.c.success.is_(True), 1), else_=0))
+    def _totals(self, agent_id: str) -> dict[tuple[str, str | None], tuple[Any, ...]]:
+        """One covering-index scan: per (status, cost source) the sums scoring needs."""
+        query = (
+            select(
+                runs.c.status,
+                runs.c.cost_source,
+                func.count(),
+                func.sum(case((runs.c.success.is_(True), 1), else_=0)),
+                func.sum(runs.c.latency_ms),
+                func.count(runs.c.latency_ms),
+                func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
+            )
+            .where(runs.c.agent_id == agent_id)
+            .group_by(runs.c.status, runs.c.cost_source)
+        )
         with self._db.reader.connect() as conn:
-            by_status = {
-                r.status: (int(r.n), int(r.ok or 0))
-                for r in conn.execute(
-                    select(runs.c.status, func.count().label("n"), succeeded.label("ok"))
-                    .where(runs.c.agent_id == agent_id)
-                    .group_by(runs.c.status)
-                )
-            }
-            sources = {
-                r[0]
-                for r in conn.execute(
-                    select(runs.c.cost_source)
-                    .where(
-                        runs.c.agent_id == agent_id,
-                        runs.c.status == "completed",
-                        runs.c.cost_source.is_not(None),
-                    )
-                    .distinct()
-                )
-            }
+            return {(r[0], r[1]): tuple(r[2:]) for r in conn.execute(query)}
+
+    def summary(self, agent_id: str) -> tuple[RunCounts, scoring.Composite | None]:
+        """Counts and the composite from ONE scan of the covering index."""
+        totals = self._totals(agent_id)
+        return self._counts(totals), self._composite(totals)
+
+    def run_counts(self, agent_id: str) -> RunCounts:
+        return self._counts(self._totals(agent_id))
+
+    def _counts(self, totals: dict[tuple[str, str | None], tuple[Any, ...]]) -> RunCounts:
+
+        def count(status: str, index: int = 0) -> int:
+            return sum(int(v[index] or 0) for (s, _), v in totals.items() if s == status)
+
+        sources = {src for (s, src) in totals if s == "completed" and src is not None}
         source = None
         if sources:
             source = sources.pop() if len(sources) == 1 else "mixed"
         return RunCounts(
-            total=sum(n for n, _ in by_status.values()),
-            completed=by_status.get("completed", (0, 0))[0],
-            successful=by_status.get("completed", (0, 0))[1],
-            failed=by_status.get("failed", (0, 0))[0],
-            timeout=by_status.get("timeout", (0, 0))[0],
-            running=by_status.get("running", (0, 0))[0],
+            total=sum(int(v[0]) for v in totals.values()),
+            completed=count("completed"),
+            successful=count("completed", 1),
+            failed=count("failed"),
+            timeout=count("timeout"),
+            running=count("running"),
             cost_source=source,
         )
 
     def composite(self, agent_id: str) -> scoring.Composite | None:
-        query = select(
-            func.count(),
-            func.sum(case((runs.c.success.is_(True), 1), else_=0)),
-            func.sum(runs.c.latency_ms),
-            func.count(runs.c.latency_ms),
-            func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
-        ).where(runs.c.agent_id == agent_id, runs.c.status == "completed")
-        with self._db.reader.connect() as conn:
-            count, ok, latency_sum, latency_n, cost_sum = conn.execute(query).one()
+        return self._composite(self._totals(agent_id))
+
+    def _composite(
+        self, totals: dict[tuple[str, str | None], tuple[Any, ...]]
+    ) -> scoring.Composite | None:
+        completed = [v for (s, _), v in totals.items() if s == "completed"]
+        count = sum(int(v[0]) for v in completed)
         if not count:
             return None
         return scoring.composite_from_aggregates(
-            completed_runs=int(count),
-            successful_runs=int(ok or 0),
-            latency_sum_ms=float(latency_sum or 0.0),
-            latency_count=int(latency_n),
-            cost_sum_usd=float(cost_sum or 0.0),
+            completed_runs=count,
+            successful_runs=sum(int(v[1] or 0) for v in completed),
+            latency_sum_ms=math.fsum(float(v[2] or 0.0) for v in completed),
+            latency_count=sum(int(v[3]) for v in completed),
+            cost_sum_usd=math.fsum(float(v[4] or 0.0) for v in completed),
         )
 
     def radar_runs(self, agent_id: str) -> list[scoring.RunRecord]:

@@ -106,11 +106,15 @@ runs = Table(
     Index("ix_runs_trace", "owner", "trace_id"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
+    # Covers every per-agent aggregate of the read API (composite sums, status
+    # counts, cost sources, pass^k per task): they never touch the wide rows.
     Index(
-        "ix_runs_agent_status_totals",
+        "ix_runs_agent_totals",
         "agent_id",
         "status",
+        "cost_source",
         "success",
+        "task_id",
         "latency_ms",
         "cost_usd",
     ),

@@ -1,0 +1,115 @@
+"""Read latency with 100,000 runs stored for one agent.
+
+    python bench/reads.py [--runs 100000] [--requests 30]
+
+Fills a fresh SQLite database's runs table directly (the read path does not
+care how runs got there), starts a real collector on it, and prints the
+median response time of /stats, /fitness and /reliability over HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from collector.agents import agent_id  # noqa: E402
+from collector.storage.dialect import insert_ignore_rows, upsert_rows  # noqa: E402
+from collector.storage.engine import create_schema, open_database  # noqa: E402
+from collector.storage.run_writes import RUN_COLUMNS  # noqa: E402
+from collector.storage.tables import agents, runs  # noqa: E402
+from tests.integration.processes import start_server  # noqa: E402
+
+
+def fill(db_path: Path, count: int) -> str:
+    db = open_database(f"sqlite:///{db_path}", synchronous="OFF")
+    create_schema(db)
+    ident = agent_id("bench", "big-agent")
+    rnd = random.Random(3)
+    rows = []
+    for i in range(count):
+        status = rnd.choices(["completed", "failed", "timeout", "running"], [90, 4, 3, 3])[0]
+        started = 1_790_000_000_000_000_000 + i * 1_000_000_000
+        latency = rnd.uniform(100, 12_000)
+        values = {
+            "id": f"{i:08d}-0000-0000-0000-000000000000",
+            "owner": "bench",
+            "agent_id": ident,
+            "trace_id": f"{i:032x}",
+            "run_key": f"trace:{i:032x}",
+            "root_span_id": None,
+            "task_id": f"task-{rnd.randint(0, 40)}",
+            "status": status,
+            "success": rnd.random() < 0.7 if status != "running" else None,
+            "success_source": "reported",
+            "started_ns": started,
+            "ended_ns": started + int(latency * 1e6),
+            "latency_ms": latency,
+            "steps": rnd.randint(0, 12),
+            "tool_errors": 0,
+            "llm_calls": rnd.randint(1, 8),
+            "input_tokens": 1000,
+            "output_tokens": 100,
+            "cost_usd": rnd.uniform(0, 0.2),
+            "cost_source": "estimated",
+            "error_class": "none",
+            "span_count": 9,
+            "has_agent_span": True,
+            "last_received_at": started / 1e9,
+            "check_at": None,
+            "terminal_at": started / 1e9 if status != "running" else None,
+            "tool_calls": json.dumps([]),
+            "updated_at": 0.0,
+        }
+        rows.append(tuple(values[c] for c in RUN_COLUMNS))
+    with db.writer.begin() as conn:
+        insert_ignore_rows(
+            conn,
+            agents,
+            ("id", "owner", "name", "first_seen_at"),
+            [(ident, "bench", "big-agent", 0.0)],
+        )
+        upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    db.dispose()
+    return ident
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db_path = Path(tmp) / "reads.db"
+        ident = fill(db_path, args.runs)
+        server = start_server(db_path, "--insecure")
+        try:
+            base = f"http://127.0.0.1:{server.http_port}/api/v1/agents/{ident}"
+            with httpx.Client(timeout=60) as client:
+                print(f"{args.runs} runs stored for one agent; {args.requests} requests each")
+                for path in ("stats", "fitness", "reliability"):
+                    client.get(f"{base}/{path}").raise_for_status()  # warm up
+                    times = []
+                    for _ in range(args.requests):
+                        started = time.perf_counter()
+                        client.get(f"{base}/{path}").raise_for_status()
+                        times.append(time.perf_counter() - started)
+                    print(
+                        f"  /{path:<12} median {statistics.median(times) * 1000:6.1f} ms  "
+                        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:6.1f} ms"
+                    )
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

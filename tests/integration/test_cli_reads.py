@@ -1,0 +1,39 @@
+"""`demo`, `agents`, `score`, `runs` against a real server process and its database."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.integration.processes import cli, start_server
+
+
+def test_demo_populates_a_leaderboard_read_directly_and_over_http(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    url = f"sqlite:///{db}"
+    server = start_server(db)
+    try:
+        env = {"BADGE_DATABASE_URL": url, "BADGE_HTTP_PORT": str(server.http_port)}
+        demo = cli("demo", "--rounds", "2", env=env)
+        assert "sent 24 runs of 3 agents" in demo.stdout
+        deadline = time.monotonic() + 10
+        while True:
+            board = cli("agents", "--database-url", url).stdout
+            if board.count("    8  ") == 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        for name in ("support-bot", "research-agent", "coder"):
+            assert name in board
+        over_http = cli("agents", "--url", f"http://127.0.0.1:{server.http_port}").stdout
+        assert over_http == board
+        score = cli("score", "coder", "--database-url", url).stdout
+        assert "composite" in score and "tool_efficiency" in score and "pass^3" in score
+        assert "█" in score
+        runs = cli(
+            "runs", "support-bot", "--limit", "3", "--url", f"http://127.0.0.1:{server.http_port}"
+        ).stdout
+        assert len(runs.strip().splitlines()) == 4  # header + 3 runs
+        missing = cli("score", "nobody", "--database-url", url, check=False)
+        assert missing.returncode != 0 and "no agent named" in missing.stderr
+    finally:
+        server.stop()
