@@ -67,6 +67,7 @@ class RunAssembler:
         self._pending: set[TraceKey] = set()
         self._fresh_rows: list[list[tuple[Any, ...]]] = []
         self._cond = threading.Condition()
+        self._processing = threading.Lock()
         self._stopping = False
         self._last_retention = 0.0
         self._cache = TraceCache()
@@ -99,14 +100,19 @@ class RunAssembler:
         self.process_pending()
 
     def process_pending(self) -> None:
-        """Recompute every pending trace now and wait until its runs are stored."""
-        with self._cond:
-            work, self._pending = self._pending, set()
-            fresh, self._fresh_rows = self._fresh_rows, []
-        for rows in fresh:
-            self._cache.add_rows(rows)
-        if work:
-            self.recompute(work)
+        """Recompute every pending trace now and wait until its runs are stored.
+
+        Serialised with the background thread, so a caller also waits for work
+        that thread has already taken.
+        """
+        with self._processing:
+            with self._cond:
+                work, self._pending = self._pending, set()
+                fresh, self._fresh_rows = self._fresh_rows, []
+            for rows in fresh:
+                self._cache.add_rows(rows)
+            if work:
+                self.recompute(work)
 
     def sweep(self) -> None:
         """Queue traces whose timers are due, and apply span retention."""
