@@ -92,12 +92,19 @@ class RunAssembler:
                 self._pending |= traces
                 self._cond.notify()
 
+    def has_pending(self) -> bool:
+        with self._cond:
+            return bool(self._pending or self._fresh_rows)
+
     def stop(self) -> None:
         with self._cond:
             self._stopping = True
             self._cond.notify()
         self._thread.join(60)
-        self.process_pending()
+        for _ in range(10):  # a trace that changed under us is queued again
+            self.process_pending()
+            if not self.has_pending():
+                break
 
     def process_pending(self) -> None:
         """Recompute every pending trace now and wait until its runs are stored.

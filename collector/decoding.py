@@ -21,8 +21,10 @@ from typing import Any
 import proto
 from collector.agents import agent_id, agent_name
 from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
-from collector.assembly.facts import span_facts
+from collector.assembly.facts import SpanFacts, span_facts
+from collector.assembly.runs import Timers, assemble_trace
 from collector.errors import BadRequest, PayloadTooLarge
+from collector.storage.run_writes import TERMINAL, run_row
 
 SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
 
@@ -37,6 +39,7 @@ class DecodeJob:
     owner: str
     grader: bool
     received_at: float
+    timers: Timers = Timers()
 
 
 @dataclass(slots=True)
@@ -47,6 +50,9 @@ class DecodedRows:
     agents: dict[str, str] = field(default_factory=dict)  # agent id -> name
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
+    # trace id -> run rows (storage RUN_COLUMNS), assembled from this request's
+    # spans alone: valid only if the database holds no span of that trace yet.
+    runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
 
 
 _ids: dict[tuple[str, str], str] = {}
@@ -76,6 +82,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
     dumps = json.dumps
     owner, grader, now = job.owner, job.grader, job.received_at
     names: dict[int, tuple[str, str]] = {}
+    by_trace: dict[str, dict[str, SpanFacts]] = {}
     for span in decoded.spans:
         resource_key = id(span.resource)
         if resource_key not in names:  # one resource per ResourceSpans, shared
@@ -85,6 +92,24 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         result.agents[ident] = name
         role, rule, facts = span_facts(
             span.name, span.attributes, span.resource, span.exception_type
+        )
+        by_trace.setdefault(span.trace_id, {}).setdefault(
+            span.span_id,
+            SpanFacts(
+                span.span_id,
+                span.parent_span_id,
+                ident,
+                span.name,
+                span.start_ns,
+                span.end_ns,
+                span.status_code,
+                span.flags,
+                now,
+                grader,
+                role,
+                rule,
+                facts,
+            ),
         )
         result.rows.append(
             (
@@ -110,6 +135,11 @@ def decode_job(job: DecodeJob) -> DecodedRows:
                 span.resource_encoded,
             )
         )
+    for trace_id, members in by_trace.items():
+        runs = assemble_trace(trace_id, list(members.values()), now, job.timers)
+        result.runs[trace_id] = [
+            run_row(owner, run, now if run.status in TERMINAL else None, now) for run in runs
+        ]
     return result
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import proto
 from collector.agents import AgentDirectory
+from collector.assembly.runs import Timers
 from collector.decoding import DecodedRows, DecodeJob, Decoder
 from collector.errors import Unauthenticated
 from collector.metrics import Metrics
@@ -54,6 +55,7 @@ class Ingest:
         decoder: Decoder,
         *,
         max_body_bytes: int,
+        timers: Timers,
         insecure: bool = False,
     ) -> None:
         self._keys = keys
@@ -63,6 +65,7 @@ class Ingest:
         self._clock = clock
         self.limits = limits
         self.max_body_bytes = max_body_bytes
+        self._timers = timers
         self._decoder = decoder
         self._insecure = insecure
 
@@ -90,6 +93,7 @@ class Ingest:
             owner=principal.owner,
             grader=principal.role == "grader",
             received_at=self._clock(),
+            timers=self._timers,
         )
         return self._decoder.submit(job)
 
@@ -117,6 +121,7 @@ class Ingest:
                 rows,
                 [(ident, owner, name, received_at) for ident, name in new_agents.items()],
                 {(owner, row[1]) for row in rows},
+                runs={} if deleted else decoded.runs,
             )
             committed = self._pipeline.submit(batch)
             committed.add_done_callback(

@@ -26,7 +26,10 @@ from sqlalchemy.engine import Connection
 from collector.errors import Overloaded
 from collector.metrics import Metrics
 from collector.storage.engine import Database
+from collector.storage.run_writes import RUN_COLUMNS, store_fresh_runs
 from collector.storage.writes import write_batch
+
+STATUS = RUN_COLUMNS.index("status")
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,13 @@ class Batch:
     span_rows: list[tuple[Any, ...]]  # in storage.writes.SPAN_COLUMNS order
     agent_rows: list[tuple[Any, ...]]  # in storage.writes.AGENT_COLUMNS order
     traces: set[TraceKey]
+    # trace id -> run rows assembled from this batch alone (decoding.DecodedRows.runs)
+    runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     future: Future[None] = field(default_factory=Future)
+
+    @property
+    def owner(self) -> str:
+        return str(self.span_rows[0][0]) if self.span_rows else ""
 
 
 @dataclass
@@ -145,11 +154,16 @@ class IngestPipeline:
     def _commit(self, taken: list[Batch], jobs: list[Job]) -> None:
         started = time.perf_counter()
         rows = [row for b in taken for row in b.span_rows]
+        fresh = _fresh_runs(taken)
+        done: set[TraceKey] = set()
         try:
             with self._db.writer.begin() as conn:
                 # Jobs first: a run computed from N spans is checked against
-                # the N spans stored before this batch adds more.
+                # the N spans stored before this batch adds more. Likewise runs
+                # assembled from one request count only for traces not stored yet.
                 results = [job.write(conn) for job in jobs]
+                for owner, by_trace in fresh.items():
+                    done |= {(owner, t) for t in store_fresh_runs(conn, owner, by_trace)}
                 write_batch(conn, _unique_agents(b.agent_rows for b in taken), rows)
         except Exception as exc:  # SQLAlchemy's or the raw driver's: not durable, retry
             log.error("batch commit failed: %s", exc)
@@ -165,11 +179,37 @@ class IngestPipeline:
             touched: set[TraceKey] = set()
             for batch in taken:
                 touched |= batch.traces
+            if done:
+                touched -= done
+                rows = [row for row in rows if (row[0], row[1]) not in done]
+                self._count_finalised(fresh, done)
             self._on_committed(rows, touched)
         for batch in taken:
             batch.future.set_result(None)
         for job, result in zip(jobs, results, strict=True):
             job.future.set_result(result)
+
+    def _count_finalised(
+        self, fresh: dict[str, dict[str, list[tuple[Any, ...]]]], done: set[TraceKey]
+    ) -> None:
+        for owner, trace_id in done:
+            for row in fresh[owner][trace_id]:
+                if row[STATUS] != "running":
+                    self._metrics.runs_finalised.labels(row[STATUS]).inc()
+
+
+def _fresh_runs(taken: list[Batch]) -> dict[str, dict[str, list[tuple[Any, ...]]]]:
+    """Pre-assembled runs by owner, for traces that only one batch here carries."""
+    seen: dict[TraceKey, int] = {}
+    for batch in taken:
+        for owner, trace_id in batch.traces:
+            seen[(owner, trace_id)] = seen.get((owner, trace_id), 0) + 1
+    fresh: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+    for batch in taken:
+        for trace_id, run_rows in batch.runs.items():
+            if seen.get((batch.owner, trace_id)) == 1:
+                fresh.setdefault(batch.owner, {})[trace_id] = run_rows
+    return fresh
 
 
 def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:

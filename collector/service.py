@@ -139,6 +139,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         limits,
         decoder,
         max_body_bytes=settings.max_body_bytes,
+        timers=timers,
         insecure=settings.insecure,
     )
     reads = SqlReadStore(db, keys, directory, timers, clock)

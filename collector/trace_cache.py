@@ -1,9 +1,10 @@
 """Recently committed span facts per trace, so assembly rarely reads them back.
 
-Fed with the rows the batch writer just committed. An entry is only trusted
-when its span count equals the database's count for that trace (checked
-inside the transaction that stores the runs); otherwise it is dropped and
-the trace is loaded from the database. Bounded by the number of spans held.
+An entry starts from a database load and is then extended with the rows the
+batch writer commits. It is only trusted when its span count equals the
+database's count for that trace (checked inside the transaction that stores
+the runs); otherwise it is dropped and the trace is loaded again. Bounded by
+the number of spans held.
 """
 
 from __future__ import annotations
@@ -47,16 +48,17 @@ class TraceCache:
         self._lock = threading.Lock()
 
     def add_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Extend traces held completely; rows of other traces are not cached.
+
+        A trace first seen here may have older spans stored (a trace whose
+        runs were stored straight from its first request, another process,
+        an eviction); it is loaded from the database when it is next needed.
+        """
         owner_i, trace_i, span_i = _I["owner"], _I["trace_id"], _I["span_id"]
         with self._lock:
             for row in rows:
-                key = (row[owner_i], row[trace_i])
-                spans = self._traces.get(key)
-                if spans is None:
-                    spans = self._traces[key] = {}
-                else:
-                    self._traces.move_to_end(key)
-                if row[span_i] not in spans:  # a duplicate is stored once
+                spans = self._traces.get((row[owner_i], row[trace_i]))
+                if spans is not None and row[span_i] not in spans:
                     spans[row[span_i]] = facts_from_row(row)
                     self._spans += 1
             while self._spans > self._max_spans and self._traces:

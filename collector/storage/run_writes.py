@@ -112,12 +112,12 @@ def replace_trace_runs(
             elif terminal_at is None:
                 terminal_at = now
                 finalised.append(run)
-            rows.append(_row(owner, run, terminal_at, now))
+            rows.append(run_row(owner, run, terminal_at, now))
     upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
     return finalised
 
 
-def _row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[Any, ...]:
+def run_row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[Any, ...]:
     values = {
         "id": run.id,
         "owner": owner,
@@ -160,6 +160,22 @@ def _row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[A
         "updated_at": now,
     }
     return tuple(values[name] for name in RUN_COLUMNS)
+
+
+def store_fresh_runs(
+    conn: Connection, owner: str, runs_by_trace: dict[str, list[tuple[Any, ...]]]
+) -> set[str]:
+    """Store runs assembled from one request, for traces with no stored span yet.
+
+    Must run before that request's spans are inserted: a trace the database
+    already holds spans of is left to the assembler. Returns the stored traces.
+    """
+    trace_ids = list(runs_by_trace)
+    stored = span_counts(conn, owner, trace_ids)
+    fresh = {t for t in trace_ids if not stored.get(t)}
+    rows = [row for t in fresh for row in runs_by_trace[t]]
+    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    return fresh
 
 
 def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:

@@ -84,8 +84,11 @@ class Collector:
         return int(self.query("SELECT count(*) FROM spans")[0][0])
 
     def settle(self) -> None:
-        """Recompute every pending run now (the background thread does it within 1 s)."""
-        self.service.assembler.process_pending()
+        """Recompute pending runs now, until none is left (the collector does it within 1 s)."""
+        for _ in range(20):
+            self.service.assembler.process_pending()
+            if not self.service.assembler.has_pending():
+                return
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:

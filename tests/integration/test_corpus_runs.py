@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,3 +56,15 @@ def test_scenario_runs_match_ground_truth(collector: Collector, scenario: str) -
         if (got["input_tokens"], got["output_tokens"]) != (None, None):
             assert got["input_tokens"] == want["input_tokens"], label
             assert got["output_tokens"] == want["output_tokens"], label
+
+
+def test_a_trace_sent_in_one_request_has_its_run_when_the_export_is_answered(
+    tmp_path: Path,
+) -> None:
+    from tests.integration.harness import running_collector
+    from tests.otlp_builders import simple_trace
+
+    with running_collector(tmp_path, assembly_delay_s=60) as c:  # assembler kept idle
+        body = simple_trace(tools=2)
+        assert c.post(body.SerializeToString()).status_code == 200
+        assert c.query("SELECT status, steps, llm_calls FROM runs") == [("completed", 2, 1)]
