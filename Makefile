@@ -42,8 +42,10 @@ openapi: $(STAMP)
 demo: $(STAMP) ## drive a running collector with realistic agent traffic
 	$(VENV)/bin/badge-collector demo
 
-bench: $(STAMP) ## print ingest and assembly figures (not a test)
+bench: $(STAMP) ## print ingest, assembly and read-latency figures (not a test)
 	$(PY) bench/ingest.py
+	$(PY) bench/assembly.py
+	$(PY) bench/reads.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage

@@ -32,6 +32,6 @@ class Settings(BaseSettings):
     assembly_delay_s: float = Field(0.2, ge=0, description="debounce before runs recompute")
     sweep_interval_s: float = Field(1.0, gt=0, description="how often timers are checked")
     decode_workers: int | None = Field(
-        None, ge=0, le=64, description="decoder processes (unset: one per core beyond the first)"
+        None, ge=0, le=64, description="decoder processes (unset: one per core, at most 4)"
     )
     log_level: str = Field("INFO", description="logging level")

@@ -6,13 +6,12 @@ classified each span and why it did or did not count.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from api.ports import TraceView
-from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
+from collector.storage.run_writes import FACT_COLUMNS, to_span_facts
 from proto.view import resource_attributes, span_details
 
 STATUS_NAMES = {0: "unset", 1: "ok", 2: "error"}
@@ -26,24 +25,7 @@ def build_trace_view(
     timers: Timers,
     max_spans: int,
 ) -> TraceView:
-    facts = [
-        SpanFacts(
-            r.span_id,
-            r.parent_span_id,
-            r.agent_id,
-            r.name,
-            r.start_ns,
-            r.end_ns,
-            r.status_code,
-            r.flags,
-            r.received_at,
-            bool(r.grader),
-            r.role,
-            r.rule,
-            json.loads(r.facts),
-        )
-        for r in rows
-    ]
+    facts = [to_span_facts([getattr(r, c) for c in FACT_COLUMNS[1:]]) for r in rows]
     run = next((x for x in assemble_trace(trace_id, facts, now, timers) if x.id == run_id), None)
     if run is None:
         return TraceView([], False)

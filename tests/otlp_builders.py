@@ -90,20 +90,31 @@ def request(
     return message
 
 
-def simple_trace(
-    service: str = "agent-a", task: str = "t1", tools: int = 1
+def agent_run(
+    task: str = "t1",
+    *,
+    service: str = "agent-a",
+    success: bool = True,
+    latency_ns: int = 500_000_000,
+    cost: float | None = None,
+    tools: int = 1,
+    error: bool = False,
 ) -> ExportTraceServiceRequest:
     """A GenAI-convention run: root > invoke_agent > chat + execute_tool x N."""
     trace_id = new_trace_id()
     root, agent = new_span_id(), new_span_id()
+    root_attrs: dict[str, Any] = {"badge.task.id": task, "badge.run.success": success}
+    if cost is not None:
+        root_attrs["badge.cost.usd"] = cost
     spans = [
         span(
             trace_id,
             root,
             "badge.run",
-            attributes={"badge.task.id": task, "badge.run.success": True},
+            attributes=root_attrs,
             start=1_000_000_000,
-            end=1_500_000_000,
+            end=1_000_000_000 + latency_ns,
+            status=2 if error else 0,
         ),
         span(
             trace_id,
@@ -135,3 +146,9 @@ def simple_trace(
             )
         )
     return request(spans, service)
+
+
+def simple_trace(
+    service: str = "agent-a", task: str = "t1", tools: int = 1
+) -> ExportTraceServiceRequest:
+    return agent_run(task, service=service, tools=tools)

@@ -6,7 +6,7 @@ recomputing a run never re-reads the encoded span.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,41 +68,83 @@ def as_bool(value: Any) -> bool | None:
     return None
 
 
+# attribute key -> (fact, rank): where RUNS.md says "a -> b -> c", a ranks 0.
+_FACT_KEYS: dict[str, tuple[str, int]] = {}
+for _fact, _keys in (
+    ("tool", c.TOOL_NAME_KEYS),
+    ("call", c.TOOL_CALL_ID_KEYS),
+    ("in", c.INPUT_TOKEN_KEYS),
+    ("out", c.OUTPUT_TOKEN_KEYS),
+    ("ain", c.AGG_INPUT_KEYS),
+    ("aout", c.AGG_OUTPUT_KEYS),
+    ("cost", c.COST_KEYS),
+    ("task", c.TASK_KEYS),
+    ("bcost", ("badge.cost.usd",)),
+    ("run", ("badge.run.id",)),
+    ("succ", ("badge.run.success",)),
+    ("tstat", ("gen_ai.task.status",)),
+    ("eval", ("gen_ai.evaluation.score.label",)),
+    ("rstat", ("badge.run.status",)),
+    ("err", ("error.type",)),
+    ("vfail", ("pydantic_ai.tool.failure_stage",)),
+):
+    for _rank, _key in enumerate(_keys):
+        _FACT_KEYS[_key] = (_fact, _rank)
+
+
+def _validation_failed(value: Any) -> bool | None:
+    return True if str(value).lower() == "validation" else None
+
+
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "in": as_int,
+    "out": as_int,
+    "ain": as_int,
+    "aout": as_int,
+    "cost": as_float,
+    "bcost": as_float,
+    "succ": as_bool,
+    "vfail": _validation_failed,
+}
+
+
 def span_facts(
     name: str,
     attrs: Mapping[str, Any],
     resource: Mapping[str, Any],
     exception_type: str | None,
 ) -> tuple[str, str, dict[str, Any]]:
-    """(role, rule, facts) of one span; facts hold only what is present."""
+    """(role, rule, facts) of one span; facts hold only what is present.
+
+    One pass over the lifted attributes (a handful per span): this runs for
+    every span at ingest.
+    """
     verdict = classify(name, attrs)
-    raw: dict[str, Any] = {
-        "why": verdict.why_not or None,
-        "tool": first(attrs, c.TOOL_NAME_KEYS),
-        "call": first(attrs, c.TOOL_CALL_ID_KEYS),
-        "in": as_int(first(attrs, c.INPUT_TOKEN_KEYS)),
-        "out": as_int(first(attrs, c.OUTPUT_TOKEN_KEYS)),
-        "ain": as_int(first(attrs, c.AGG_INPUT_KEYS)),
-        "aout": as_int(first(attrs, c.AGG_OUTPUT_KEYS)),
-        "cost": as_float(first(attrs, c.COST_KEYS)),
-        "bcost": as_float(attrs.get("badge.cost.usd")),
-        "run": _text(attrs.get("badge.run.id") or resource.get("badge.run.id")),
-        "task": _text(first(attrs, c.TASK_KEYS)),
-        "rtask": _text(first(resource, c.TASK_KEYS)),
-        "succ": as_bool(attrs.get("badge.run.success")),
-        "tstat": _text(attrs.get("gen_ai.task.status")),
-        "eval": _text(attrs.get("gen_ai.evaluation.score.label")),
-        "rstat": _text(attrs.get("badge.run.status")),
-        "err": _text(attrs.get("error.type")),
-        "exc": exception_type or None,
-        "vfail": str(attrs.get("pydantic_ai.tool.failure_stage", "")).lower() == "validation"
-        or None,
-    }
-    if raw["tool"] is not None:
-        raw["tool"] = str(raw["tool"])
-    if raw["call"] is not None:
-        raw["call"] = str(raw["call"])
-    facts = {key: value for key, value in raw.items() if value is not None}
+    best: dict[str, tuple[int, Any]] = {}
+    for key, value in attrs.items():
+        spec = _FACT_KEYS.get(key)
+        if spec is None or value is None or value == "":
+            continue
+        fact, rank = spec
+        held = best.get(fact)
+        if held is None or rank < held[0]:
+            best[fact] = (rank, value)
+    facts: dict[str, Any] = {}
+    for fact, (_, value) in best.items():
+        converted = _CONVERT[fact](value) if fact in _CONVERT else str(value)
+        if converted is not None:
+            facts[fact] = converted
+    if "run" not in facts:
+        resource_run = _text(resource.get("badge.run.id"))
+        if resource_run is not None:
+            facts["run"] = resource_run
+    resource_task = _text(first(resource, c.TASK_KEYS))
+    if resource_task is not None:
+        facts["rtask"] = resource_task
+    if verdict.why_not:
+        facts["why"] = verdict.why_not
+    if exception_type:
+        facts["exc"] = exception_type
     return verdict.role, verdict.rule, facts
 
 

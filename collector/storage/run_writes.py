@@ -19,7 +19,7 @@ from collector.storage.tables import runs, spans
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
 
-_FACT_COLUMNS = (
+FACT_COLUMNS = (
     "trace_id",
     "span_id",
     "parent_span_id",
@@ -38,47 +38,34 @@ _FACT_COLUMNS = (
 RUN_COLUMNS = tuple(c.name for c in runs.columns)
 
 
+def to_span_facts(values: Sequence[Any]) -> SpanFacts:
+    """Stored columns (FACT_COLUMNS after trace_id, in order) -> SpanFacts."""
+    span_id, parent, agent, name, start, end, code, flags, got, grader, role, rule, facts = values
+    return SpanFacts(
+        span_id,
+        parent,
+        agent,
+        name,
+        start,
+        end,
+        code,
+        flags,
+        got,
+        bool(grader),
+        role,
+        rule,
+        json.loads(facts),
+    )
+
+
 def load_trace_facts(
     conn: Connection, owner: str, trace_ids: Sequence[str]
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
-    loads = json.loads
     for start in range(0, len(trace_ids), _CHUNK):
         chunk = trace_ids[start : start + _CHUNK]
-        rows = select_in(conn, spans, _FACT_COLUMNS, {"owner": owner}, "trace_id", chunk)
-        for (
-            t,
-            sid,
-            parent,
-            agent,
-            name,
-            start_ns,
-            end_ns,
-            code,
-            flags,
-            got,
-            grader,
-            role,
-            rule,
-            facts,
-        ) in rows:
-            found[t].append(
-                SpanFacts(
-                    sid,
-                    parent,
-                    agent,
-                    name,
-                    start_ns,
-                    end_ns,
-                    code,
-                    flags,
-                    got,
-                    bool(grader),
-                    role,
-                    rule,
-                    loads(facts),
-                )
-            )
+        for row in select_in(conn, spans, FACT_COLUMNS, {"owner": owner}, "trace_id", chunk):
+            found[row[0]].append(to_span_facts(row[1:]))
     return found
 
 

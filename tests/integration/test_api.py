@@ -9,7 +9,7 @@ import pytest
 
 import scoring
 from tests.integration.harness import Collector, wait_for
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
+from tests.otlp_builders import agent_run, new_span_id, new_trace_id, request, span
 
 API = "/api/v1"
 
@@ -24,50 +24,16 @@ def run_trace(
     service: str = "worked-agent",
     error: bool = False,
 ) -> bytes:
-    trace_id, root, agent = new_trace_id(), new_span_id(), new_span_id()
-    root_attrs: dict[str, Any] = {"badge.task.id": task, "badge.run.success": success}
-    if cost is not None:
-        root_attrs["badge.cost.usd"] = cost
-    spans = [
-        span(
-            trace_id,
-            root,
-            "badge.run",
-            start=1_000_000_000,
-            end=1_000_000_000 + latency_ns,
-            attributes=root_attrs,
-            status=2 if error else 0,
-        ),
-        span(
-            trace_id,
-            agent,
-            "invoke_agent a",
-            parent=root,
-            attributes={"gen_ai.operation.name": "invoke_agent"},
-        ),
-        span(
-            trace_id,
-            new_span_id(),
-            "chat m",
-            parent=agent,
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.usage.input_tokens": 100,
-                "gen_ai.usage.output_tokens": 20,
-            },
-        ),
-    ]
-    spans += [
-        span(
-            trace_id,
-            new_span_id(),
-            f"execute_tool t{i}",
-            parent=agent,
-            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": f"t{i}"},
-        )
-        for i in range(tools)
-    ]
-    return request(spans, service).SerializeToString()
+    """The worked example's run by default (SCORING.md): 161.56 ms, $0.0029267."""
+    return agent_run(
+        task,
+        service=service,
+        success=success,
+        latency_ns=latency_ns,
+        cost=cost,
+        tools=tools,
+        error=error,
+    ).SerializeToString()
 
 
 def agent_id(c: Collector, name: str) -> str:
