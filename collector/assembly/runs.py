@@ -166,7 +166,11 @@ def _assemble_run(
     counted_tools = sorted(
         (s for s in tools if verdicts[s.span_id].counted), key=lambda s: (s.start_ns, s.span_id)
     )
-    shows_internals = any(v.role in (TOOL, LLM, AGENT) for v in verdicts.values())
+    # RUNS.md "steps": null for the root alone or only `other` spans.
+    root_id = root.span_id if root else None
+    shows_internals = any(
+        v.role in (TOOL, LLM, AGENT) for span_id, v in verdicts.items() if span_id != root_id
+    )
     start_ns = root.start_ns if root else min(s.start_ns for s in members)
     end_ns = root.end_ns if root else max(s.end_ns for s in members)
     return Run(

@@ -317,3 +317,11 @@ def test_each_agent_in_a_trace_gets_its_own_run() -> None:
     runs = {r.agent_id: r for r in t.runs()}
     assert set(runs) == {"agent-1", "mcp-server"}
     assert runs["mcp-server"].status == "completed"  # parent stored in another run
+
+
+def test_an_agent_root_alone_shows_no_internals() -> None:
+    t = Tree()
+    t.add("invoke_agent a", {"gen_ai.operation.name": "invoke_agent"})
+    assert t.run().steps is None
+    t.add("chat", {"gen_ai.operation.name": "chat"}, parent=t.spans[0].span_id)
+    assert t.run().steps == 0
