@@ -118,13 +118,16 @@ class _Tree:
     def order(self, span: SpanFacts) -> tuple[int, int, str]:
         return self.depth[span.span_id], span.start_ns, span.span_id
 
-    def ancestors(self, span: SpanFacts) -> list[SpanFacts]:
-        found: list[SpanFacts] = []
+    def nearest(self, span: SpanFacts, roles: tuple[str, ...]) -> SpanFacts | None:
+        """The closest ancestor inside the run with one of these roles."""
         current = self.by_id.get(span.parent_span_id)
-        while current is not None and len(found) <= len(self.by_id):
-            found.append(current)
+        steps = 0
+        while current is not None and steps <= len(self.by_id):
+            if current.role in roles:
+                return current
             current = self.by_id.get(current.parent_span_id)
-        return found
+            steps += 1
+        return None
 
     def first_fact(self, key: str) -> object:
         for span in self.ordered:
@@ -266,11 +269,11 @@ def _verdicts(tree: _Tree) -> dict[str, Verdict]:
         reason = str(span.facts.get("why", ""))
         counted = span.role in (TOOL, LLM) and not reason
         if counted and span.role == TOOL:
-            outer = next((a for a in tree.ancestors(span) if a.role == TOOL), None)
+            outer = tree.nearest(span, (TOOL,))
             if outer is not None and _same_call(outer, span):
                 counted, reason = False, f"nested duplicate of tool span {outer.span_id}"
         elif counted and span.role == LLM:
-            outer = next((a for a in tree.ancestors(span) if a.role in (TOOL, LLM, AGENT)), None)
+            outer = tree.nearest(span, (TOOL, LLM, AGENT))
             if outer is not None and outer.role == LLM:
                 counted, reason = False, f"nested duplicate of LLM span {outer.span_id}"
         verdicts[span.span_id] = Verdict(span.role, span.rule, counted, reason)
@@ -292,7 +295,9 @@ def _tokens(
     nested: dict[str, list[SpanFacts]] = {s.span_id: [] for s in counted_llm}
     for span in tree.ordered:
         if span.role == LLM and span.span_id not in nested:
-            outer = next((a for a in tree.ancestors(span) if a.span_id in nested), None)
+            outer = tree.nearest(span, (LLM,))
+            while outer is not None and outer.span_id not in nested:
+                outer = tree.nearest(outer, (LLM,))  # the counted call is the outermost
             if outer is not None:
                 nested[outer.span_id].append(span)
     calls: list[LlmCost] = []
