@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     for command in (create, keys_sub.choices["list"], revoke):
         command.add_argument("--database-url", dest="database_url", default=None)
 
+    db = sub.add_parser("db", help="database schema")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_upgrade = db_sub.add_parser("upgrade", help="apply the Alembic migrations")
+    db_upgrade.add_argument("--database-url", dest="database_url", default=None)
+
     from collector.commands import add_read_commands
 
     add_read_commands(sub)
@@ -84,9 +89,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(settings)
     if args.command == "keys":
         return keys_command(args, settings)
+    if args.command == "db":
+        return db_command(settings)
     from collector.commands import run_read_command
 
     return run_read_command(args, settings)
+
+
+def db_command(settings: Settings) -> int:
+    from collector.storage.engine import open_database
+    from collector.storage.migrate import current_revision, upgrade
+
+    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    upgrade(db)
+    print(f"database at revision {current_revision(db)}", file=sys.stderr)
+    db.dispose()
+    return 0
 
 
 def keys_command(args: argparse.Namespace, settings: Settings) -> int:

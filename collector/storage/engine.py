@@ -13,8 +13,6 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
 
-from collector.storage.tables import metadata
-
 
 @dataclass(frozen=True)
 class Database:
@@ -66,7 +64,10 @@ def _sqlite_engine(url: str, synchronous: str, *, immediate: bool) -> Engine:
 
 
 def create_schema(db: Database) -> None:
-    metadata.create_all(db.writer)
+    """Migrate to the newest schema (Alembic; the first revision is the base)."""
+    from collector.storage.migrate import upgrade
+
+    upgrade(db)
 
 
 def ping(db: Database) -> bool:

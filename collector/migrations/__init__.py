@@ -1,0 +1,1 @@
+"""Alembic migrations of the collector's schema (SQLite and PostgreSQL alike)."""
