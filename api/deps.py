@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -32,6 +33,18 @@ class Caller:
             raise HTTPException(403, "this key belongs to another owner")
 
 
+def key_from_headers(headers: Mapping[str, str]) -> str | None:
+    """`authorization: Bearer KEY` or `x-api-key: KEY` (lower-case header names).
+
+    The one parser of keys: the read API and both OTLP doors use it.
+    """
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
+    api_key = headers.get("x-api-key", "").strip()
+    return api_key or None
+
+
 def get_store(request: Request) -> ReadStore:
     store: ReadStore = request.app.state.reads
     return store
@@ -43,10 +56,8 @@ def get_caller(
     x_api_key: Annotated[str | None, Header()] = None,
 ) -> Caller:
     keys: KeyStore = request.app.state.keys
-    key = None
-    if authorization and authorization[:7].lower() == "bearer ":
-        key = authorization[7:].strip() or None
-    key = key or (x_api_key.strip() if x_api_key else None)
+    headers = {"authorization": authorization or "", "x-api-key": x_api_key or ""}
+    key = key_from_headers(headers)
     owner = keys.owner_of(key) if key else None
     return Caller(owner=owner, presented_key=key is not None, open=request.app.state.insecure)
 

@@ -39,18 +39,9 @@ class AgentDirectory:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._known: set[str] = set()
-        self._ids: dict[tuple[str, str], str] = {}
         self._deleted: frozenset[str] = frozenset()
         self._loaded_at = 0.0
         self._lock = threading.Lock()
-
-    def agent_id(self, owner: str, name: str) -> str:
-        """`agent_id`, memoised: uuid5 per span was a visible cost at ingest."""
-        key = (owner, name)
-        ident = self._ids.get(key)
-        if ident is None:
-            ident = self._ids[key] = agent_id(owner, name)
-        return ident
 
     def is_deleted(self, ident: str) -> bool:
         self._refresh()

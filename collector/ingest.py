@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 import proto
+from api.deps import key_from_headers
 from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
 from collector.decoding import DecodedRows, DecodeJob, Decoder
@@ -22,6 +23,7 @@ from collector.storage.writes import SPAN_COLUMNS
 
 LOCAL_OWNER = "local"
 AGENT_COLUMN = SPAN_COLUMNS.index("agent_id")
+RECEIVED_COLUMN = SPAN_COLUMNS.index("received_at")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,15 +34,6 @@ class Accepted:
     accepted: int
     rejected: int
     error_message: str
-
-
-def key_from_headers(headers: Mapping[str, str]) -> str | None:
-    """`authorization: Bearer KEY` or `x-api-key: KEY` (lower-case names)."""
-    auth = headers.get("authorization", "")
-    if auth[:7].lower() == "bearer " and auth[7:].strip():
-        return auth[7:].strip()
-    api_key = headers.get("x-api-key", "").strip()
-    return api_key or None
 
 
 class Ingest:
@@ -116,7 +109,7 @@ class Ingest:
                 for ident, name in decoded.agents.items()
                 if ident not in deleted and not self._directory.is_known(ident)
             }
-            owner, received_at = rows[0][0], rows[0][SPAN_COLUMNS.index("received_at")]
+            owner, received_at = rows[0][0], rows[0][RECEIVED_COLUMN]
             batch = Batch(
                 rows,
                 [(ident, owner, name, received_at) for ident, name in new_agents.items()],

@@ -9,35 +9,23 @@ the number of spans held.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
 from collector.assembly.facts import SpanFacts
+from collector.storage.run_writes import FACT_COLUMNS, to_span_facts
 from collector.storage.writes import SPAN_COLUMNS
 
 TraceKey = tuple[str, str]
 _I = {name: SPAN_COLUMNS.index(name) for name in SPAN_COLUMNS}
+_FACT_INDEXES = [_I[name] for name in FACT_COLUMNS[1:]]
 
 
 def facts_from_row(row: tuple[Any, ...]) -> SpanFacts:
-    return SpanFacts(
-        span_id=row[_I["span_id"]],
-        parent_span_id=row[_I["parent_span_id"]],
-        agent_id=row[_I["agent_id"]],
-        name=row[_I["name"]],
-        start_ns=row[_I["start_ns"]],
-        end_ns=row[_I["end_ns"]],
-        status_code=row[_I["status_code"]],
-        flags=row[_I["flags"]],
-        received_at=row[_I["received_at"]],
-        grader=bool(row[_I["grader"]]),
-        role=row[_I["role"]],
-        rule=row[_I["rule"]],
-        facts=json.loads(row[_I["facts"]]),
-    )
+    """A committed span row (SPAN_COLUMNS order) -> SpanFacts, via the one converter."""
+    return to_span_facts([row[i] for i in _FACT_INDEXES])
 
 
 class TraceCache:

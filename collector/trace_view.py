@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from api.ports import TraceView
+from api.render import STATUS_NAMES
 from collector.assembly.runs import Timers, assemble_trace
 from collector.storage.run_writes import FACT_COLUMNS, to_span_facts
 from proto.view import resource_attributes, span_details
-
-STATUS_NAMES = {0: "unset", 1: "ok", 2: "error"}
 
 
 def build_trace_view(

@@ -6,19 +6,12 @@ import json
 
 from google.protobuf import json_format
 from google.rpc import status_pb2
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTracePartialSuccess,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 
 def export_response(rejected: int, message: str, *, as_json: bool) -> bytes:
-    """`ExportTraceServiceResponse`; partial_success only when spans were refused."""
-    response = ExportTraceServiceResponse()
-    if rejected or message:
-        response.partial_success.CopyFrom(
-            ExportTracePartialSuccess(rejected_spans=rejected, error_message=message)
-        )
+    """The encoded `export_response_message`, in the request's encoding."""
+    response = export_response_message(rejected, message)
     if as_json:
         return json.dumps(json_format.MessageToDict(response)).encode()
     return bytes(response.SerializeToString())
@@ -32,7 +25,7 @@ def status_body(code: int, message: str, *, as_json: bool) -> bytes:
 
 
 def export_response_message(rejected: int, message: str) -> ExportTraceServiceResponse:
-    """The response as a message, for the gRPC door."""
+    """`ExportTraceServiceResponse`; partial_success only when spans were refused."""
     response = ExportTraceServiceResponse()
     if rejected or message:
         response.partial_success.rejected_spans = rejected

@@ -11,14 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Table
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
-
-
-def _insert(conn: Connection, table: Table) -> Any:
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
 
 
 def _marker(conn: Connection) -> str:
@@ -77,9 +70,3 @@ def select_in(
     cur.execute(sql, (*equal.values(), *values))
     rows: list[tuple[Any, ...]] = cur.fetchall()
     return rows
-
-
-def insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert dict rows through SQLAlchemy (cold paths); duplicates are skipped."""
-    if rows:
-        conn.execute(_insert(conn, table).on_conflict_do_nothing(), list(rows))

@@ -139,9 +139,6 @@ class SqlReadStore:
         totals = self._totals(agent_id)
         return self._counts(totals), self._composite(totals)
 
-    def run_counts(self, agent_id: str) -> RunCounts:
-        return self._counts(self._totals(agent_id))
-
     def _counts(self, totals: dict[tuple[str, str | None], tuple[Any, ...]]) -> RunCounts:
 
         def count(status: str, index: int = 0) -> int:

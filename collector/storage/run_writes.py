@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -38,6 +37,12 @@ FACT_COLUMNS = (
 RUN_COLUMNS = tuple(c.name for c in runs.columns)
 
 
+def _chunks(items: Sequence[str]) -> Iterable[list[str]]:
+    """IN (...) lists of at most _CHUNK ids."""
+    for start in range(0, len(items), _CHUNK):
+        yield list(items[start : start + _CHUNK])
+
+
 def to_span_facts(values: Sequence[Any]) -> SpanFacts:
     """Stored columns (FACT_COLUMNS after trace_id, in order) -> SpanFacts."""
     span_id, parent, agent, name, start, end, code, flags, got, grader, role, rule, facts = values
@@ -62,8 +67,7 @@ def load_trace_facts(
     conn: Connection, owner: str, trace_ids: Sequence[str]
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
-    for start in range(0, len(trace_ids), _CHUNK):
-        chunk = trace_ids[start : start + _CHUNK]
+    for chunk in _chunks(trace_ids):
         for row in select_in(conn, spans, FACT_COLUMNS, {"owner": owner}, "trace_id", chunk):
             found[row[0]].append(to_span_facts(row[1:]))
     return found
@@ -79,16 +83,15 @@ def replace_trace_runs(
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
-    for start in range(0, len(trace_ids), _CHUNK):
-        chunk = trace_ids[start : start + _CHUNK]
+    for chunk in _chunks(trace_ids):
         for run_id, terminal_at in select_in(
             conn, runs, ("id", "terminal_at"), {"owner": owner}, "trace_id", chunk
         ):
             existing[run_id] = terminal_at
     keep = {run.id for group in assembled.values() for run in group}
     stale = [run_id for run_id in existing if run_id not in keep]
-    for start in range(0, len(stale), _CHUNK):
-        conn.execute(delete(runs).where(runs.c.id.in_(stale[start : start + _CHUNK])))
+    for chunk in _chunks(stale):
+        conn.execute(delete(runs).where(runs.c.id.in_(chunk)))
     rows: list[tuple[Any, ...]] = []
     finalised: list[Run] = []
     for group in assembled.values():
@@ -168,8 +171,7 @@ def store_fresh_runs(
 def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
     """Spans stored per trace: the version a recomputation was based on."""
     counts: dict[str, int] = {}
-    for start in range(0, len(trace_ids), _CHUNK):
-        chunk = list(trace_ids[start : start + _CHUNK])
+    for chunk in _chunks(trace_ids):
         rows = conn.execute(
             select(spans.c.trace_id, func.count())
             .where(spans.c.owner == owner, spans.c.trace_id.in_(chunk))
@@ -199,7 +201,3 @@ def group_by_owner(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     for owner, trace_id in sorted(keys):
         grouped[owner].append(trace_id)
     return grouped
-
-
-def now_s() -> float:
-    return time.time()
