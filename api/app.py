@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.responses import PlainTextResponse, Response
 
@@ -29,6 +29,17 @@ def create_api(
     app.state.insecure = insecure
     app.include_router(agents.router)
     app.include_router(runs.router)
+
+    @app.middleware("http")
+    async def refuse_nul(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        """No stored text holds NUL and SQL text cannot: say so, rather than 500."""
+        if "\x00" in request.url.path or any(
+            "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
+        ):
+            return JSONResponse({"detail": "NUL characters are not allowed in the URL"}, 400)
+        return await call_next(request)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

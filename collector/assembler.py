@@ -7,8 +7,9 @@ snapshot), and gives the batch writer the runs to store. A sweep turns timers
 (orphan grace, run timeout) into status changes and applies span retention.
 
 Correct with several writers (other processes): each stored result carries
-the span count it was computed from, checked inside the storing transaction;
-a trace that changed meanwhile is recomputed instead of overwritten.
+the span count it was computed from, checked inside the storing transaction
+while that trace is locked (storage.dialect.lock_traces); a trace that
+changed meanwhile is recomputed instead of overwritten.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collector.storage.run_writes import (
     replace_trace_runs,
     span_counts,
 )
+from collector.storage.sweeper_lease import SweeperLease
 from collector.trace_cache import TraceCache
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,7 @@ class RunAssembler:
         self._stopping = False
         self._last_retention = 0.0
         self._cache = TraceCache()
+        self._lease = SweeperLease(db)
         self._thread = threading.Thread(target=self._run, name="run-assembler", daemon=True)
 
     def attach(self, writer: IngestPipeline) -> None:
@@ -101,6 +104,7 @@ class RunAssembler:
             self._stopping = True
             self._cond.notify()
         self._thread.join(60)
+        self._lease.release()
         for _ in range(10):  # a trace that changed under us is queued again
             self.process_pending()
             if not self.has_pending():
@@ -122,7 +126,12 @@ class RunAssembler:
                 self.recompute(work)
 
     def sweep(self) -> None:
-        """Queue traces whose timers are due, and apply span retention."""
+        """Queue traces whose timers are due, and apply span retention.
+
+        With several processes on one database only the lease holder sweeps.
+        """
+        if not self._lease.held():
+            return
         now = self._clock()
         with self._db.reader.connect() as conn:
             due = due_traces(conn, now)
@@ -166,7 +175,7 @@ class RunAssembler:
                 self._cache.drop((owner, trace_id))
             return changed, replace_trace_runs(conn, owner, assembled, now)
 
-        return self._write(write)
+        return self._write(write, {(owner, trace_id) for trace_id in trace_ids})
 
     def _facts(self, owner: str, trace_ids: list[str]) -> dict[str, list[SpanFacts]]:
         facts: dict[str, list[SpanFacts]] = {}
@@ -185,10 +194,12 @@ class RunAssembler:
                 self._cache.put((owner, trace_id), facts[trace_id])
         return facts
 
-    def _write(self, write: Callable[[Connection], Any]) -> Future[Any]:
+    def _write(
+        self, write: Callable[[Connection], Any], traces: set[TraceKey] | None = None
+    ) -> Future[Any]:
         if self._writer is None:
             raise RuntimeError("RunAssembler.attach(writer) was not called")
-        return self._writer.submit_job(write)
+        return self._writer.submit_job(write, traces or ())
 
     def _run(self) -> None:
         next_sweep = 0.0

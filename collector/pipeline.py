@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 
 from collector.errors import Overloaded
 from collector.metrics import Metrics
+from collector.storage.dialect import lock_traces
 from collector.storage.engine import Database
 from collector.storage.run_writes import RUN_COLUMNS, store_fresh_runs
 from collector.storage.writes import write_batch
@@ -58,6 +59,7 @@ class Job:
     """Any other write for the writer's next transaction (runs, retention)."""
 
     write: Callable[[Connection], Any]
+    traces: frozenset[TraceKey] = frozenset()  # locked before any write (dialect.lock_traces)
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -68,8 +70,11 @@ class IngestPipeline:
         max_spans: int,
         on_committed: Callable[[list[tuple[Any, ...]], set[TraceKey]], None],
         metrics: Metrics,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._db = db
+        self._clock = clock
         self._max_spans = max_spans
         self._on_committed = on_committed
         self._metrics = metrics
@@ -100,8 +105,10 @@ class IngestPipeline:
             self._cond.notify_all()
         return batch.future
 
-    def submit_job(self, write: Callable[[Connection], Any]) -> Future[Any]:
-        job = Job(write)
+    def submit_job(
+        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
+    ) -> Future[Any]:
+        job = Job(write, frozenset(traces))
         with self._cond:
             if self._stopping:
                 job.future.set_exception(Overloaded("writer stopped"))
@@ -158,6 +165,7 @@ class IngestPipeline:
         done: set[TraceKey] = set()
         try:
             with self._db.writer.begin() as conn:
+                lock_traces(conn, _locked_traces(taken, jobs), self._clock())
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more. Likewise runs
                 # assembled from one request count only for traces not stored yet.
@@ -212,9 +220,19 @@ def _fresh_runs(taken: list[Batch]) -> dict[str, dict[str, list[tuple[Any, ...]]
     return fresh
 
 
+def _locked_traces(taken: list[Batch], jobs: list[Job]) -> set[TraceKey]:
+    traces: set[TraceKey] = set()
+    for batch in taken:
+        traces |= batch.traces
+    for job in jobs:
+        traces |= job.traces
+    return traces
+
+
 def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+    """One row per agent id, sorted: concurrent inserts of one new agent wait in order."""
     seen: dict[Any, tuple[Any, ...]] = {}
     for rows in groups:
         for row in rows:
             seen.setdefault(row[0], row)
-    return list(seen.values())
+    return [seen[key] for key in sorted(seen)]

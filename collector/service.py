@@ -124,7 +124,9 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         sweep_interval_s=settings.sweep_interval_s,
         retention_s=settings.span_retention_days * 86400.0,
     )
-    pipeline = IngestPipeline(db, settings.queue_max_spans, assembler.committed, metrics)
+    pipeline = IngestPipeline(
+        db, settings.queue_max_spans, assembler.committed, metrics, clock=clock
+    )
     assembler.attach(pipeline)
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)

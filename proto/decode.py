@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from proto.errors import DecodeError, TooLarge
 from proto.otlp_json import json_to_request
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
-from proto.values import attributes_to_python, nesting, to_python, truncate_strings
+from proto.values import attributes_to_python, nesting, sql_text, to_python, truncate_strings
 
 _CHUNK = 64 * 1024
 _NESTED = frozenset({"array_value", "kvlist_value"})
@@ -67,7 +67,7 @@ def decode_request(request: Any, selection: Selection, limits: Limits) -> Decode
         resource = attributes_to_python(resource_spans.resource.attributes)
         resource_encoded = resource_spans.resource.SerializeToString()
         for scope_spans in resource_spans.scope_spans:
-            scope_name = scope_spans.scope.name
+            scope_name = sql_text(scope_spans.scope.name)
             for span in scope_spans.spans:
                 problem = _invalid(span)
                 lifted = _lift(span, selection, limits) if problem is None else None
@@ -137,7 +137,7 @@ def _exception_type(span: Any) -> str | None:
         if event.name == "exception":
             for kv in event.attributes:
                 if kv.key == "exception.type":
-                    return str(kv.value.string_value)
+                    return sql_text(kv.value.string_value)
     return None
 
 
@@ -154,12 +154,12 @@ def _wire_span(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
         parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
-        name=span.name,
+        name=sql_text(span.name),
         kind=span.kind,
         start_ns=span.start_time_unix_nano,
         end_ns=span.end_time_unix_nano,
         status_code=span.status.code,
-        status_message=span.status.message,
+        status_message=sql_text(span.status.message),
         flags=span.flags,
         attributes=lifted,
         resource=resource,

@@ -7,11 +7,19 @@ from typing import Any
 from proto.spans import Value
 
 
+def sql_text(text: str) -> str:
+    """NUL is valid UTF-8 but no SQL text type stores it (PostgreSQL refuses it).
+
+    Lifted strings get U+FFFD instead; the span's exact bytes stay encoded.
+    """
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
 def to_python(value: Any) -> Value:
     """An `AnyValue` message as a Python value, keeping the OTLP type."""
     which = value.WhichOneof("value")
     if which == "string_value":
-        return str(value.string_value)
+        return sql_text(value.string_value)
     if which == "bool_value":
         return bool(value.bool_value)
     if which == "int_value":

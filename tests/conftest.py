@@ -1,10 +1,18 @@
-"""Shared test helpers: where the read-only reference data lives."""
+"""Shared test helpers: the read-only reference data, and the two databases.
+
+`database_url` is THE parametrised fixture: every test that takes it runs on
+SQLite (a file in the test's temp dir) and on PostgreSQL (a fresh database in
+one throwaway cluster per session, see tests/postgres.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.postgres import PostgresCluster
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
@@ -12,3 +20,33 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
+DATABASES = ["sqlite", "postgresql"]
+
+
+def new_database(request: pytest.FixtureRequest, directory: Path) -> str:
+    """An empty database of the kind `request.param` names; returns its URL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{directory / 'collector.db'}"
+    cluster: PostgresCluster = request.getfixturevalue("postgres")
+    return cluster.create_database()
+
+
+@pytest.fixture(params=DATABASES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return new_database(request, tmp_path)
+
+
+@pytest.fixture(scope="module", params=DATABASES)
+def module_database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The same, shared by a module's tests (hypothesis suites over one server)."""
+    return new_database(request, tmp_path_factory.mktemp("db"))

@@ -1,16 +1,30 @@
-"""The only module with dialect-specific SQL: native ON CONFLICT, paramstyles.
+"""The only module with dialect-specific SQL: ON CONFLICT, paramstyles, locks.
 
 The hot paths (span batches, run upserts, fact loads) go straight to the
 DB-API cursor with tuples: SQLAlchemy's per-row parameter processing cost
 more than the insert itself (PERFORMANCE.md; measured in bench/ingest.py).
+
+Several processes on one PostgreSQL database: every transaction that writes a
+trace's spans or runs first row-locks that trace's `trace_locks` row (an
+upsert, all of a transaction's traces in one statement, sorted, so two
+transactions never wait on each other in a cycle). Per-trace work is then
+serialised exactly as SQLite's single writer serialises it: a run computed
+from N spans is checked against the stored count and written with no insert
+of that trace in between, and "no span of this trace is stored yet" (the
+single-request fast path) stays true until the commit. Row locks rather than
+`pg_advisory_xact_lock`: a 20,000-span batch can touch thousands of traces,
+and advisory locks live in the bounded shared lock table while row locks
+live in the rows. Other row waits (agents, runs) happen in sorted order too.
+Session advisory locks remain for two one-per-database roles: migrating the
+schema and sweeping timers (see `try_advisory_lock`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
-from sqlalchemy import Table
+from sqlalchemy import Table, text
 from sqlalchemy.engine import Connection
 
 
@@ -70,3 +84,48 @@ def select_in(
     cur.execute(sql, (*equal.values(), *values))
     rows: list[tuple[Any, ...]] = cur.fetchall()
     return rows
+
+
+def is_postgresql(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+def lock_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:
+    """Hold every (owner, trace id) of this transaction until it ends (PostgreSQL).
+
+    SQLite needs nothing: BEGIN IMMEDIATE already holds the database lock.
+    """
+    if not is_postgresql(conn):
+        return
+    ordered = sorted(set(traces))
+    if not ordered:
+        return
+    cursor(conn).execute(
+        "INSERT INTO trace_locks (owner, trace_id, touched_at) "
+        "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
+        "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
+        (now, [o for o, _ in ordered], [t for _, t in ordered]),
+    )
+
+
+# Keys of the session/transaction advisory locks (PostgreSQL), one per role.
+MIGRATION_LOCK: Final = 0x6261646765_01  # "badge" 1
+SWEEPER_LOCK: Final = 0x6261646765_02
+
+
+def lock_for_migration(conn: Connection) -> None:
+    """Two processes starting on one empty database migrate one after the other."""
+    if is_postgresql(conn):
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+
+
+def try_advisory_lock(conn: Connection, key: int) -> bool:
+    """Take a session lock if free (held until unlocked or the connection ends)."""
+    if not is_postgresql(conn):
+        return True
+    return bool(conn.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": key}).scalar())
+
+
+def advisory_unlock(conn: Connection, key: int) -> None:
+    if is_postgresql(conn):
+        conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})

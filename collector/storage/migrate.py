@@ -2,7 +2,8 @@
 
 `serve` and every command call `upgrade()` on start; `badge-collector db
 upgrade` does it alone. Runs on the collector's own write engine, so the
-same URL and driver settings apply.
+same URL and driver settings apply. Processes starting together on one
+PostgreSQL database take turns (an advisory lock held by the transaction).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from collector.storage.dialect import lock_for_migration
 from collector.storage.engine import Database
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
@@ -28,6 +30,7 @@ def _config() -> Config:
 def upgrade(db: Database, revision: str = "head") -> None:
     config = _config()
     with db.writer.begin() as conn:
+        lock_for_migration(conn)
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 

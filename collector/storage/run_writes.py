@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.storage.dialect import select_in, upsert_rows
-from collector.storage.tables import runs, spans
+from collector.storage.tables import runs, spans, trace_locks
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
@@ -41,6 +41,11 @@ def _chunks(items: Sequence[str]) -> Iterable[list[str]]:
     """IN (...) lists of at most _CHUNK ids."""
     for start in range(0, len(items), _CHUNK):
         yield list(items[start : start + _CHUNK])
+
+
+def _run_id(row: tuple[Any, ...]) -> str:
+    """Run rows are written in id order: concurrent writers wait, never cycle."""
+    return str(row[0])
 
 
 def to_span_facts(values: Sequence[Any]) -> SpanFacts:
@@ -103,7 +108,7 @@ def replace_trace_runs(
                 terminal_at = now
                 finalised.append(run)
             rows.append(run_row(owner, run, terminal_at, now))
-    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    upsert_rows(conn, runs, RUN_COLUMNS, sorted(rows, key=_run_id), key=("id",))
     return finalised
 
 
@@ -163,7 +168,7 @@ def store_fresh_runs(
     trace_ids = list(runs_by_trace)
     stored = span_counts(conn, owner, trace_ids)
     fresh = {t for t in trace_ids if not stored.get(t)}
-    rows = [row for t in fresh for row in runs_by_trace[t]]
+    rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
     upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
     return fresh
 
@@ -192,7 +197,9 @@ def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str
 
 
 def delete_old_spans(conn: Connection, older_than: float) -> int:
+    """Span retention; lock rows of traces not written since go with them."""
     result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
+    conn.execute(delete(trace_locks).where(trace_locks.c.touched_at < older_than))
     return int(result.rowcount)
 
 

@@ -1,4 +1,4 @@
-"""The schema: keys, agents, spans (one row per stored span) and runs."""
+"""The schema: keys, agents, spans (one row per stored span), runs, trace locks."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from sqlalchemy import (
 )
 
 metadata = MetaData()
+
+# SQLite's rowid alias must be INTEGER; PostgreSQL needs 64 bits (BIGSERIAL).
+SPAN_ROW_ID = BigInteger().with_variant(Integer(), "sqlite")
 
 keys = Table(
     "keys",
@@ -48,7 +51,7 @@ agents = Table(
 spans = Table(
     "spans",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", SPAN_ROW_ID, primary_key=True, autoincrement=True),
     Column("owner", String(200), nullable=False),
     Column("trace_id", String(32), nullable=False),
     Column("span_id", String(16), nullable=False),
@@ -119,4 +122,15 @@ runs = Table(
         "cost_usd",
     ),
     Index("ix_runs_check", "check_at"),
+)
+
+# One row per trace, upserted (and so row-locked) in sorted order by every
+# PostgreSQL transaction that writes the trace's spans or runs: see
+# storage/dialect.lock_traces. SQLite serialises writers itself and leaves it empty.
+trace_locks = Table(
+    "trace_locks",
+    metadata,
+    Column("owner", String(200), primary_key=True),
+    Column("trace_id", String(32), primary_key=True),
+    Column("touched_at", Float, nullable=False),
 )

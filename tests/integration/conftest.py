@@ -9,6 +9,6 @@ from tests.integration.harness import Collector, running_collector
 
 
 @pytest.fixture
-def collector(tmp_path: Path) -> Iterator[Collector]:
-    with running_collector(tmp_path) as running:
+def collector(tmp_path: Path, database_url: str) -> Iterator[Collector]:
+    with running_collector(tmp_path, database_url=database_url) as running:
         yield running

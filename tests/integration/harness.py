@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip as gzip_lib
-import sqlite3
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import httpx
+from sqlalchemy import text
 
 from collector.service import Service, build
 from collector.settings import Settings
@@ -73,12 +74,34 @@ class Collector:
         compression = grpc.Compression.Gzip if compress else None
         return call.with_call(body, metadata=metadata, compression=compression, timeout=30)
 
+    @property
+    def dialect(self) -> str:
+        return self.service.db.dialect
+
     def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        conn = sqlite3.connect(self.db_path)
-        try:
-            return conn.execute(sql, args).fetchall()
-        finally:
-            conn.close()
+        """Run SQL with `?` placeholders on whichever database the collector uses."""
+        names = iter(range(len(args)))
+        named = re.sub(r"\?", lambda _: f":p{next(names)}", sql)
+        with self.service.db.reader.connect() as conn:
+            result = conn.execute(text(named), {f"p{i}": arg for i, arg in enumerate(args)})
+            return [tuple(row) for row in result]
+
+    def execute(self, sql: str) -> None:
+        """A write from outside the collector (tests of damage and recovery)."""
+        with self.service.db.writer.begin() as conn:
+            conn.execute(text(sql))
+
+    @contextmanager
+    def writes_blocked(self) -> Iterator[None]:
+        """Hold a lock that makes the collector's batch writer wait."""
+        with self.service.db.writer.connect() as conn:
+            conn.begin()  # SQLite: BEGIN IMMEDIATE takes the database's write lock
+            if self.dialect == "postgresql":
+                conn.execute(text("LOCK TABLE spans IN EXCLUSIVE MODE"))
+            try:
+                yield
+            finally:
+                conn.rollback()
 
     def span_count(self) -> int:
         return int(self.query("SELECT count(*) FROM spans")[0][0])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -25,9 +24,14 @@ BASELINE_SPANS = 4
 
 
 @pytest.fixture
-def loaded(tmp_path: Path) -> Iterator[Collector]:
+def loaded(tmp_path: Path, database_url: str) -> Iterator[Collector]:
     """A collector holding one accepted run, with small limits for the tests."""
-    with running_collector(tmp_path, max_body_bytes=256 * 1024, max_spans_per_request=50) as c:
+    with running_collector(
+        tmp_path,
+        max_body_bytes=256 * 1024,
+        max_spans_per_request=50,
+        database_url=database_url,
+    ) as c:
         assert c.post(simple_trace().SerializeToString()).status_code == 200
         assert c.span_count() == BASELINE_SPANS
         yield c
@@ -187,9 +191,7 @@ def test_empty_request_is_success_and_stores_nothing(loaded: Collector) -> None:
 
 
 def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> None:
-    conn = sqlite3.connect(loaded.db_path)
-    conn.execute("ALTER TABLE spans RENAME TO spans_away")
-    conn.commit()
+    loaded.execute("ALTER TABLE spans RENAME TO spans_away")
     try:
         body = simple_trace().SerializeToString()
         reply = loaded.post(body)
@@ -202,18 +204,14 @@ def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> N
         assert status_pb2.Status.FromString(details).details[0].Unpack(retry)
         assert retry.retry_delay.seconds >= 1
     finally:
-        conn.execute("ALTER TABLE spans_away RENAME TO spans")
-        conn.commit()
-        conn.close()
+        loaded.execute("ALTER TABLE spans_away RENAME TO spans")
     assert loaded.span_count() == BASELINE_SPANS
     assert loaded.post(body).status_code == 200  # the retry succeeds
 
 
-def test_full_queue_is_503_with_retry_after(tmp_path: Path) -> None:
-    with running_collector(tmp_path, queue_max_spans=4) as c:
-        blocker = sqlite3.connect(c.db_path, timeout=30, isolation_level=None)
-        blocker.execute("BEGIN IMMEDIATE")  # the writer now waits for the lock
-        try:
+def test_full_queue_is_503_with_retry_after(tmp_path: Path, database_url: str) -> None:
+    with running_collector(tmp_path, queue_max_spans=4, database_url=database_url) as c:
+        with c.writes_blocked():  # the writer now waits for the lock
             first: list[int] = []
             body = simple_trace().SerializeToString()
             body2 = simple_trace().SerializeToString()
@@ -227,9 +225,6 @@ def test_full_queue_is_503_with_retry_after(tmp_path: Path) -> None:
             assert reply.status_code == 503
             assert "queue full" in status_of(reply.content).message
             assert reply.headers["retry-after"] == "1"
-        finally:
-            blocker.execute("ROLLBACK")
-            blocker.close()
         sender.join()
         second.join()
         assert first == [200, 200]
@@ -267,3 +262,20 @@ def test_json_status_for_bad_json_ids_rejects_only_that_span(loaded: Collector) 
     reply = loaded.post(json.dumps(body).encode(), content_type="application/json")
     assert reply.status_code == 200
     assert reply.json()["partialSuccess"]["rejectedSpans"] == "1"
+
+
+def test_nul_characters_in_text_are_stored_on_every_database(loaded: Collector) -> None:
+    """PostgreSQL text cannot hold NUL; the span is stored, its bytes exact."""
+    trace_id = new_trace_id()
+    s = span(trace_id, new_span_id(), "tool\x00name", attributes={"gen_ai.tool.name": "t\x00"})
+    s.status.message = "bad\x00"
+    assert (
+        loaded.post(
+            request([s], resource={"service.name": "ag\x00ent"}).SerializeToString()
+        ).status_code
+        == 200
+    )
+    assert loaded.query(
+        "SELECT name, status_message FROM spans WHERE trace_id = ?", trace_id.hex()
+    ) == [("tool\ufffdname", "bad\ufffd")]
+    assert ("ag\ufffdent",) in loaded.query("SELECT name FROM agents")

@@ -59,12 +59,14 @@ def test_scenario_runs_match_ground_truth(collector: Collector, scenario: str) -
 
 
 def test_a_trace_sent_in_one_request_has_its_run_when_the_export_is_answered(
-    tmp_path: Path,
+    tmp_path: Path, database_url: str
 ) -> None:
     from tests.integration.harness import running_collector
     from tests.otlp_builders import simple_trace
 
-    with running_collector(tmp_path, assembly_delay_s=60) as c:  # assembler kept idle
+    with running_collector(
+        tmp_path, assembly_delay_s=60, database_url=database_url
+    ) as c:  # assembler kept idle
         body = simple_trace(tools=2)
         assert c.post(body.SerializeToString()).status_code == 200
         assert c.query("SELECT status, steps, llm_calls FROM runs") == [("completed", 2, 1)]

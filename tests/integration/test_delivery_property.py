@@ -112,8 +112,11 @@ def traces(draw: st.DrawFn) -> list[Span]:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collector, str]]:
-    with running_collector(Path(tmp_path_factory.mktemp("prop"))) as c:
+def shared(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str
+) -> Iterator[tuple[Collector, str]]:
+    directory = Path(tmp_path_factory.mktemp("prop"))
+    with running_collector(directory, database_url=module_database_url) as c:
         yield c, c.service.keys.create("reference-owner")
 
 

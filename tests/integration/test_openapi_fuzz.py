@@ -39,9 +39,11 @@ HOSTILE = st.sampled_from(
 
 
 @pytest.fixture(scope="module")
-def populated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collector, dict]]:
+def populated(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str
+) -> Iterator[tuple[Collector, dict]]:
     path = Path(tmp_path_factory.mktemp("fuzz"))
-    with running_collector(path) as c:
+    with running_collector(path, database_url=module_database_url) as c:
         for i in range(5):
             c.post(run_trace(f"t{i % 2}", service="fuzzed"))
         completed_runs(c, 5)

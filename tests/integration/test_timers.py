@@ -16,9 +16,13 @@ def status(c: object, trace_id: bytes) -> list[tuple[str, object, str]]:
     return list(rows)
 
 
-def test_rootless_run_times_out_and_a_late_root_completes_it(tmp_path: Path) -> None:
+def test_rootless_run_times_out_and_a_late_root_completes_it(
+    tmp_path: Path, database_url: str
+) -> None:
     clock = FakeClock()
-    with running_collector(tmp_path, clock=clock, run_timeout_s=300, orphan_grace_s=30) as c:
+    with running_collector(
+        tmp_path, database_url=database_url, clock=clock, run_timeout_s=300, orphan_grace_s=30
+    ) as c:
         trace_id, root = new_trace_id(), new_span_id()
         child = span(
             trace_id,
@@ -41,9 +45,13 @@ def test_rootless_run_times_out_and_a_late_root_completes_it(tmp_path: Path) -> 
         assert status(c, trace_id) == [("completed", 1, "none")]
 
 
-def test_orphan_with_unknown_flags_becomes_root_after_grace(tmp_path: Path) -> None:
+def test_orphan_with_unknown_flags_becomes_root_after_grace(
+    tmp_path: Path, database_url: str
+) -> None:
     clock = FakeClock()
-    with running_collector(tmp_path, clock=clock, orphan_grace_s=30) as c:
+    with running_collector(
+        tmp_path, database_url=database_url, clock=clock, orphan_grace_s=30
+    ) as c:
         trace_id = new_trace_id()
         orphan = span(
             trace_id,

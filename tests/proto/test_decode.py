@@ -42,6 +42,24 @@ def test_lifts_only_selected_keys_and_keeps_the_rest_encoded() -> None:
     assert result.rejected == 0 and result.error_message == ""
 
 
+def test_nul_in_lifted_text_becomes_replacement_character_but_stays_encoded() -> None:
+    s = span(
+        new_trace_id(),
+        new_span_id(),
+        "a\x00b",
+        attributes={"wanted": "x\x00y"},
+        events=[("exception", {"exception.type": "E\x00rr"})],
+    )
+    s.status.message = "m\x00"
+    message = request([s], resource={"badge.agent.id": "ag\x00ent"})
+    message.resource_spans[0].scope_spans[0].scope.name = "sc\x00ope"
+    [wire] = decode(message).spans
+    assert wire.name == "a\ufffdb" and wire.status_message == "m\ufffd"
+    assert wire.scope_name == "sc\ufffdope" and wire.attributes["wanted"] == "x\ufffdy"
+    assert wire.exception_type == "E\ufffdrr" and wire.resource["badge.agent.id"] == "ag\ufffdent"
+    assert Span.FromString(wire.encoded).name == "a\x00b"
+
+
 def test_parent_of_wrong_length_and_all_zero_parent() -> None:
     trace_id = new_trace_id()
     bad = span(trace_id, new_span_id(), "bad", parent=b"\x01\x02")

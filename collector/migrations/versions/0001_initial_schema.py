@@ -37,7 +37,14 @@ def upgrade() -> None:
     )
     op.create_table(
         "spans",
-        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
+        # BIGSERIAL on PostgreSQL, the rowid alias on SQLite (where this
+        # revision first ran; the variant changes nothing there).
+        sa.Column(
+            "id",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            primary_key=True,
+            autoincrement=True,
+        ),
         sa.Column("owner", sa.String(200), nullable=False),
         sa.Column("trace_id", sa.String(32), nullable=False),
         sa.Column("span_id", sa.String(16), nullable=False),

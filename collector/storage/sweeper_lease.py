@@ -1,0 +1,69 @@
+"""Which process sweeps timers and retention when several share one database.
+
+Every process can recompute any trace correctly (dialect.lock_traces), so the
+sweep is about not doing the same work twice, not about safety: on
+PostgreSQL the sweeper is whoever holds a session advisory lock, kept on one
+dedicated connection. When that process dies its connection closes, the
+lock is released, and another process takes over at its next sweep. SQLite
+is one writer by construction, so every process may sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
+
+from collector.storage.dialect import SWEEPER_LOCK, advisory_unlock, try_advisory_lock
+from collector.storage.engine import Database
+
+log = logging.getLogger(__name__)
+
+
+class SweeperLease:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._conn: Connection | None = None
+
+    def held(self) -> bool:
+        """True when this process should sweep now (taking the lease if free)."""
+        if self._db.dialect != "postgresql":
+            return True
+        try:
+            if self._conn is not None:
+                self._conn.execute(text("SELECT 1"))  # still ours: the session is alive
+                self._conn.commit()
+                return True
+            conn = self._db.reader.connect()
+            if try_advisory_lock(conn, SWEEPER_LOCK):
+                conn.commit()
+                self._conn = conn
+                log.info("this process now sweeps timers and retention")
+                return True
+            conn.rollback()
+            conn.close()
+            return False
+        except SQLAlchemyError as exc:
+            log.warning("sweeper lease lost: %s", exc)
+            self._drop()
+            return False
+
+    def release(self) -> None:
+        if self._conn is None:
+            return
+        try:
+            advisory_unlock(self._conn, SWEEPER_LOCK)
+            self._conn.commit()
+            self._conn.close()
+        except SQLAlchemyError:
+            self._drop()
+        self._conn = None
+
+    def _drop(self) -> None:
+        """Forget a broken session; never return it to the pool with a lock."""
+        if self._conn is not None:
+            self._conn.invalidate()
+            self._conn.close()
+        self._conn = None
