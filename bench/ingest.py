@@ -77,7 +77,7 @@ def one_round(door: str, bodies: list[bytes], url: str | None, spans: int) -> fl
     with tempfile.TemporaryDirectory() as tmp:
         database_url = url or f"sqlite:///{Path(tmp) / 'bench.db'}"
         key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
-        server = start_server_url(database_url)
+        server = start_server(database_url)
         try:
             elapsed = drive(
                 door, server.grpc_port if door == "grpc" else server.http_port, key.strip(), bodies
@@ -95,12 +95,6 @@ def one_round(door: str, bodies: list[bytes], url: str | None, spans: int) -> fl
         if stored != spans:
             raise SystemExit(f"stored {stored} spans, sent {spans}")
         return spans / elapsed
-
-
-def start_server_url(database_url: str):  # type: ignore[no-untyped-def]
-    if database_url.startswith("sqlite:///"):
-        return start_server(Path(database_url.removeprefix("sqlite:///")))
-    return start_server(Path("unused"), "--database-url", database_url)
 
 
 def main() -> None:

@@ -8,10 +8,14 @@ a read-to-write upgrade. PostgreSQL uses one engine for both.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
+
+_WAL_ATTEMPTS = 200  # 10 s
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def _sqlite_engine(url: str, synchronous: str, *, immediate: bool) -> Engine:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves, below
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(cursor)
         cursor.execute(f"PRAGMA synchronous={mode}")
         cursor.execute("PRAGMA busy_timeout=30000")
         # Per-agent aggregates scan a covering index of ~80 B per run; the
@@ -61,6 +65,21 @@ def _sqlite_engine(url: str, synchronous: str, *, immediate: bool) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Processes opening one new file at once: the losers' switch to WAL fails
+    at once with "database is locked" (the busy timeout does not apply to it),
+    so it is retried for a few seconds.
+    """
+    for attempt in range(_WAL_ATTEMPTS):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == _WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05)
 
 
 def create_schema(db: Database) -> None:

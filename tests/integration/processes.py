@@ -47,7 +47,11 @@ def cli(
     )
 
 
-def start_server(db: Path, *extra: str, env: dict[str, str] | None = None) -> ServerProcess:
+def start_server(
+    database: Path | str, *extra: str, env: dict[str, str] | None = None
+) -> ServerProcess:
+    """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str)."""
+    url = f"sqlite:///{database}" if isinstance(database, Path) else database
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -55,7 +59,7 @@ def start_server(db: Path, *extra: str, env: dict[str, str] | None = None) -> Se
             "collector",
             "serve",
             "--database-url",
-            f"sqlite:///{db}",
+            url,
             "--grpc-port",
             "0",
             "--http-port",

@@ -1,0 +1,178 @@
+"""Two collector processes on one PostgreSQL database give the runs one gives.
+
+Every trace is sent whole to a single reference process (its own database).
+The same spans, shuffled, split into pieces with duplicates, go to two
+processes sharing one database, concurrently, over both doors, with the
+pieces of each trace released at the same moment on both sides, so that the
+processes race on the same traces (storage.dialect.lock_traces).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from sqlalchemy import create_engine, text
+
+from tests.integration.harness import EXPORT
+from tests.integration.processes import ServerProcess, cli, start_server
+from tests.otlp_builders import agent_run, request
+from tests.postgres import PostgresCluster
+
+COMPARED = (
+    "id",
+    "agent_id",
+    "trace_id",
+    "run_key",
+    "task_id",
+    "status",
+    "success",
+    "success_source",
+    "started_ns",
+    "ended_ns",
+    "latency_ms",
+    "steps",
+    "tool_errors",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "cost_source",
+    "error_class",
+    "span_count",
+)
+TRACES = 60
+
+
+def snapshot(url: str) -> tuple[list[tuple[Any, ...]], int]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            runs = [tuple(r) for r in conn.execute(text(f"SELECT {', '.join(COMPARED)} FROM runs"))]
+            spans = int(conn.execute(text("SELECT count(*) FROM spans")).scalar_one())
+        return sorted(runs, key=repr), spans
+    finally:
+        engine.dispose()
+
+
+class Sender:
+    """Raw OTLP exports to one server process, alternating the two doors."""
+
+    def __init__(self, server: ServerProcess, key: str) -> None:
+        self._http = httpx.Client(timeout=30)
+        self._url = f"http://127.0.0.1:{server.http_port}/v1/traces"
+        self._channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
+        self._export = self._channel.unary_unary(EXPORT)
+        self._auth = f"Bearer {key}"
+        self._turn = 0
+
+    def send(self, message: ExportTraceServiceRequest) -> None:
+        body = message.SerializeToString()
+        self._turn += 1
+        if self._turn % 2:
+            reply = self._http.post(
+                self._url,
+                content=body,
+                headers={"content-type": "application/x-protobuf", "authorization": self._auth},
+            )
+            assert reply.status_code == 200, reply.text
+        else:
+            self._export(body, metadata=[("authorization", self._auth)], timeout=30)
+
+    def close(self) -> None:
+        self._http.close()
+        self._channel.close()
+
+
+def servers(url: str, count: int) -> tuple[list[ServerProcess], str]:
+    key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
+    return [start_server(url) for _ in range(count)], key
+
+
+@pytest.fixture
+def databases(postgres: PostgresCluster) -> Iterator[tuple[str, str]]:
+    yield postgres.create_database(), postgres.create_database()
+
+
+def test_two_processes_on_one_database_store_the_runs_one_process_stores(
+    databases: tuple[str, str],
+) -> None:
+    reference_url, shared_url = databases
+    rnd = random.Random(20261130)
+    messages = [
+        agent_run(
+            f"task-{i % 7}",
+            service=f"agent-{i % 3}",
+            tools=rnd.randint(1, 8),
+            success=rnd.random() < 0.7,
+            cost=rnd.choice([None, 0.01 * i]),
+            error=rnd.random() < 0.1,
+        )
+        for i in range(TRACES)
+    ]
+    # Per trace: its spans plus some again (exporter retries), shuffled, cut in
+    # 2-4 pieces; piece k goes to process k % 2, so both get part of every trace.
+    shares: list[list[list[ExportTraceServiceRequest]]] = [[], []]
+    for message in messages:
+        for share in shares:
+            share.append([])
+        service = message.resource_spans[0].resource.attributes[0].value.string_value
+        spans = list(message.resource_spans[0].scope_spans[0].spans)
+        pieces = spans + rnd.sample(spans, k=rnd.randint(0, len(spans)))
+        rnd.shuffle(pieces)
+        cuts = sorted(rnd.sample(range(1, len(pieces)), k=rnd.randint(1, 3)))
+        bounds = zip([0, *cuts], [*cuts, len(pieces)], strict=True)
+        for k, (start, end) in enumerate(bounds):
+            shares[k % 2][-1].append(request(pieces[start:end], service))
+
+    reference, reference_key = servers(reference_url, 1)
+    pair, key = servers(shared_url, 2)
+    try:
+        sender = Sender(reference[0], reference_key)
+        for message in messages:
+            sender.send(message)
+        sender.close()
+
+        barrier = threading.Barrier(2)
+        failures: list[BaseException] = []
+
+        def drive(server: ServerProcess, share: list[list[ExportTraceServiceRequest]]) -> None:
+            client = Sender(server, key)
+            try:
+                for pieces in share:  # trace by trace, both processes at once
+                    barrier.wait(30)
+                    for message in pieces:
+                        client.send(message)
+            except BaseException as exc:  # reported below, in the test's thread
+                failures.append(exc)
+            finally:
+                client.close()
+
+        threads = [
+            threading.Thread(target=drive, args=(server, share))
+            for server, share in zip(pair, shares, strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not failures, failures
+
+        expected = snapshot(reference_url)
+        assert len(expected[0]) == TRACES and expected[1] > TRACES
+        deadline = time.monotonic() + 30
+        while (got := snapshot(shared_url)) != expected and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert got == expected
+        time.sleep(1.5)  # a late recomputation must not undo it
+        assert snapshot(shared_url) == expected
+    finally:
+        for server in [*reference, *pair]:
+            server.stop()
