@@ -150,8 +150,8 @@ def serve(settings: Settings) -> int:
             "is open, traces included. Use this on a laptop only.",
             file=sys.stderr,
         )
-    elif service.keys.count() == 0:
-        _print_first_key(service.keys.create("local"), settings)
+    elif (first_key := service.keys.create_first("local")) is not None:
+        _print_first_key(first_key, settings)
     try:
         service.start()
     except PortInUse as exc:

@@ -16,7 +16,7 @@ single-request fast path) stays true until the commit. Row locks rather than
 and advisory locks live in the bounded shared lock table while row locks
 live in the rows. Other row waits (agents, runs) happen in sorted order too.
 Session advisory locks remain for two one-per-database roles: migrating the
-schema and sweeping timers (see `try_advisory_lock`).
+schema (and the first key) and sweeping timers (see `try_advisory_lock`).
 """
 
 from __future__ import annotations
@@ -109,14 +109,15 @@ def lock_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float)
 
 
 # Keys of the session/transaction advisory locks (PostgreSQL), one per role.
-MIGRATION_LOCK: Final = 0x6261646765_01  # "badge" 1
+SETUP_LOCK: Final = 0x6261646765_01  # "badge" 1
 SWEEPER_LOCK: Final = 0x6261646765_02
 
 
-def lock_for_migration(conn: Connection) -> None:
-    """Two processes starting on one empty database migrate one after the other."""
+def lock_for_setup(conn: Connection) -> None:
+    """Processes starting together on one empty database migrate it and create
+    the first key one after the other (held until this transaction ends)."""
     if is_postgresql(conn):
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SETUP_LOCK})
 
 
 def try_advisory_lock(conn: Connection, key: int) -> bool:

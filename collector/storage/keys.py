@@ -9,7 +9,9 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
+from sqlalchemy.engine import Connection
 
+from collector.storage.dialect import lock_for_setup
 from collector.storage.engine import Database
 from collector.storage.tables import keys
 
@@ -56,18 +58,19 @@ class KeyStore:
             raise ValueError(f"role must be one of {', '.join(ROLES)}")
         if not owner.strip():
             raise ValueError("owner must not be empty")
-        key = KEY_PREFIX + secrets.token_urlsafe(32)
         with self._db.writer.begin() as conn:
-            conn.execute(
-                keys.insert().values(
-                    owner=owner,
-                    role=role,
-                    key_hash=_hash(key),
-                    prefix=key[:12],
-                    created_at=time.time(),
-                )
-            )
-        return key
+            return _insert_key(conn, owner, role)
+
+    def create_first(self, owner: str) -> str | None:
+        """A key for `owner` if the database has none yet, else None.
+
+        Collectors started together on one new database create one key, not one each.
+        """
+        with self._db.writer.begin() as conn:
+            lock_for_setup(conn)
+            if conn.execute(select(func.count()).select_from(keys)).scalar_one():
+                return None
+            return _insert_key(conn, owner, "agent")
 
     def authenticate(self, key: str) -> Principal | None:
         """The key's owner, or None for an unknown or revoked key."""
@@ -113,6 +116,16 @@ class KeyStore:
         self._cache.clear()
         return int(result.rowcount)
 
-    def count(self) -> int:
-        with self._db.reader.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())
+
+def _insert_key(conn: Connection, owner: str, role: str) -> str:
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    conn.execute(
+        keys.insert().values(
+            owner=owner,
+            role=role,
+            key_hash=_hash(key),
+            prefix=key[:12],
+            created_at=time.time(),
+        )
+    )
+    return key

@@ -15,7 +15,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from collector.storage.dialect import lock_for_migration
+from collector.storage.dialect import lock_for_setup
 from collector.storage.engine import Database
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
@@ -30,7 +30,7 @@ def _config() -> Config:
 def upgrade(db: Database, revision: str = "head") -> None:
     config = _config()
     with db.writer.begin() as conn:
-        lock_for_migration(conn)
+        lock_for_setup(conn)
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 
