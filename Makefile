@@ -45,8 +45,10 @@ openapi: $(STAMP)
 demo: $(STAMP) ## drive a running collector with realistic agent traffic
 	$(VENV)/bin/badge-collector demo
 
-bench: $(STAMP) ## print ingest, assembly and read-latency figures (not a test)
+bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not a test)
 	$(PY) bench/ingest.py
+	$(PY) bench/ingest.py --store postgresql --processes 1
+	$(PY) bench/ingest.py --store postgresql --processes 2
 	$(PY) bench/assembly.py
 	$(PY) bench/reads.py
 

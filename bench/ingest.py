@@ -1,11 +1,15 @@
 """Durable spans/s through OTLP/HTTP and OTLP/gRPC (issue: ingestion benchmark).
 
-    python bench/ingest.py [--requests 200] [--rounds 3] [--database-url URL]
+    python bench/ingest.py [--requests 200] [--rounds 3]
+                           [--store sqlite|postgresql] [--processes N] [--database-url URL]
 
-Starts a real collector process on a fresh database per round, drives it with
-4 concurrent senders of pre-encoded 512-span requests, and measures from the
+Starts real collector processes (N of them, sharing one database) on a fresh
+database per round, drives them with 4 concurrent senders of pre-encoded
+512-span requests (sender i talks to process i mod N), and measures from the
 first send to the last acknowledgement (an OK is only sent after commit, so
 that is the last durable span), then checks every span is stored.
+`--store postgresql` starts a throwaway cluster with PostgreSQL's durable
+defaults (fsync, synchronous_commit on) for the whole benchmark.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import grpc
@@ -26,17 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.payloads import build_requests  # noqa: E402
 from tests.integration.processes import cli, start_server  # noqa: E402
+from tests.postgres import PostgresCluster  # noqa: E402
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 SENDERS = int(__import__("os").environ.get("BENCH_SENDERS", "4"))
 
 
-def drive(door: str, port: int, key: str, bodies: list[bytes]) -> float:
+def drive(door: str, ports: list[int], key: str, bodies: list[bytes]) -> float:
     queue = list(range(len(bodies)))
     lock = threading.Lock()
     failures: list[str] = []
 
-    def sender() -> None:
+    def sender(port: int) -> None:
         client = httpx.Client(timeout=60)
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         call = channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
@@ -61,7 +68,9 @@ def drive(door: str, port: int, key: str, bodies: list[bytes]) -> float:
         client.close()
         channel.close()
 
-    threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
+    threads = [
+        threading.Thread(target=sender, args=(ports[i % len(ports)],)) for i in range(SENDERS)
+    ]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -73,49 +82,73 @@ def drive(door: str, port: int, key: str, bodies: list[bytes]) -> float:
     return elapsed
 
 
-def one_round(door: str, bodies: list[bytes], url: str | None, spans: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        database_url = url or f"sqlite:///{Path(tmp) / 'bench.db'}"
-        key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
-        server = start_server(database_url)
-        try:
-            elapsed = drive(
-                door, server.grpc_port if door == "grpc" else server.http_port, key.strip(), bodies
-            )
-        finally:
+def one_round(door: str, bodies: list[bytes], database_url: str, processes: int) -> float:
+    key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
+    servers = [start_server(database_url) for _ in range(processes)]
+    try:
+        ports = [s.grpc_port if door == "grpc" else s.http_port for s in servers]
+        elapsed = drive(door, ports, key.strip(), bodies)
+    finally:
+        for server in servers:
             server.stop()
-        engine = create_engine(database_url)
-        with engine.connect() as conn:
-            stored = conn.execute(text("SELECT count(*) FROM spans")).scalar_one()
-            if url:  # a shared server database: leave it empty for the next round
-                for table in ("spans", "runs", "agents", "keys"):
-                    conn.execute(text(f"DELETE FROM {table}"))
-                conn.commit()
-        engine.dispose()
-        if stored != spans:
-            raise SystemExit(f"stored {stored} spans, sent {spans}")
-        return spans / elapsed
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT count(*) FROM spans")).scalar_one()
+    engine.dispose()
+    spans = len(bodies) * 512
+    if stored != spans:
+        raise SystemExit(f"stored {stored} spans, sent {spans}")
+    return spans / elapsed
+
+
+def fresh_databases(store: str, url: str | None, stack: ExitStack) -> Callable[[], str]:
+    """Where each round writes: an empty database every time."""
+    if url:
+        return lambda: _emptied(url)
+    if store == "postgresql":
+        cluster = stack.enter_context(PostgresCluster(durable=True))
+        return cluster.create_database
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    names = iter(range(1_000_000))
+    return lambda: f"sqlite:///{tmp / f'bench-{next(names)}.db'}"
+
+
+def _emptied(url: str) -> str:
+    """A given server database, emptied (after migrating it) for the next round."""
+    cli("db", "upgrade", "--database-url", url)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for table in ("spans", "runs", "agents", "keys", "trace_locks"):
+            conn.execute(text(f"DELETE FROM {table}"))
+    engine.dispose()
+    return url
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--database-url", default=None, help="an existing database (emptied)")
     parser.add_argument("--doors", default="http,grpc")
     args = parser.parse_args()
     bodies = build_requests(args.requests)
-    spans = args.requests * 512
+    store = args.database_url.split(":")[0] if args.database_url else args.store
     print(
-        f"{args.requests} requests x 512 spans, {len(bodies[0]) / 512:.0f} B/span, "
-        f"{SENDERS} senders, {args.rounds} rounds"
+        f"{store}, {args.processes} collector process(es): {args.requests} requests x 512 "
+        f"spans, {len(bodies[0]) / 512:.0f} B/span, {SENDERS} senders, {args.rounds} rounds"
     )
-    for door in args.doors.split(","):
-        rates = [one_round(door, bodies, args.database_url, spans) for _ in range(args.rounds)]
-        print(
-            f"OTLP/{door.upper():4} durable spans/s: median {statistics.median(rates):,.0f} "
-            f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
-        )
+    with ExitStack() as stack:
+        databases = fresh_databases(args.store, args.database_url, stack)
+        for door in args.doors.split(","):
+            rates = [
+                one_round(door, bodies, databases(), args.processes) for _ in range(args.rounds)
+            ]
+            print(
+                f"OTLP/{door.upper():4} durable spans/s: median {statistics.median(rates):,.0f} "
+                f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+            )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from sqlalchemy import Table, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    String,
+    Table,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 
@@ -43,6 +53,9 @@ def insert_ignore_rows(
     """Insert tuples; a row whose unique key exists already is skipped."""
     if not rows:
         return
+    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
+        _insert_copied(conn, table, columns, rows, "ON CONFLICT DO NOTHING")
+        return
     marks = ", ".join([_marker(conn)] * len(columns))
     sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
     cursor(conn).executemany(sql, rows)
@@ -58,13 +71,67 @@ def upsert_rows(
     """Insert tuples, or overwrite every non-key column of the existing row."""
     if not rows:
         return
-    marks = ", ".join([_marker(conn)] * len(columns))
     updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
-    sql = (
-        f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) "
-        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
-    )
+    conflict = f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
+    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
+        # One statement may not update a row twice: the last row per key wins,
+        # as it would in a sequence of upserts.
+        where = [columns.index(name) for name in key]
+        last = {tuple(row[i] for i in where): row for row in rows}
+        _insert_copied(conn, table, columns, list(last.values()), conflict)
+        return
+    marks = ", ".join([_marker(conn)] * len(columns))
+    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) {conflict}"
     cursor(conn).executemany(sql, rows)
+
+
+# PostgreSQL: from this many rows on, binary COPY into a per-session staging
+# table and one INSERT ... SELECT beat executemany's statement per row
+# (bench/ingest.py --store postgresql; about 1.4x on span rows).
+_COPY_MIN_ROWS: Final = 32
+_BINARY_TYPES: Final = (
+    (SmallInteger, "int2"),
+    (BigInteger, "int8"),
+    (Integer, "int4"),
+    (Float, "float8"),
+    (Boolean, "bool"),
+    (LargeBinary, "bytea"),
+    (String, "text"),
+)
+
+
+def _binary_type(table: Table, column: str) -> str:
+    declared = table.c[column].type
+    for kind, name in _BINARY_TYPES:
+        if isinstance(declared, kind):
+            return name
+    raise TypeError(f"no COPY type for {table.name}.{column} ({declared})")
+
+
+def _insert_copied(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    conflict: str,
+) -> None:
+    """Rows in by binary COPY, then into the table in one statement, in order."""
+    names = ", ".join(columns)
+    staging = f"_staged_{table.name}"
+    cur = cursor(conn)
+    cur.execute(
+        f"CREATE TEMP TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS "
+        f"SELECT {names} FROM {table.name} WITH NO DATA"
+    )
+    with cur.copy(f"COPY {staging} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([_binary_type(table, c) for c in columns])
+        for row in rows:
+            copy.write_row(row)
+    cur.execute(
+        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
+        f"ORDER BY {names.split(',')[0]} {conflict}"
+    )
+    cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
 
 
 def select_in(
