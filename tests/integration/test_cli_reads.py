@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from tests.integration.processes import cli, start_server
 
 
-def test_demo_populates_a_leaderboard_read_directly_and_over_http(tmp_path: Path) -> None:
-    db = tmp_path / "demo.db"
-    url = f"sqlite:///{db}"
-    server = start_server(db)
+def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: str) -> None:
+    url = database_url
+    server = start_server(url)
     try:
         env = {"BADGE_DATABASE_URL": url, "BADGE_HTTP_PORT": str(server.http_port)}
         demo = cli("demo", "--rounds", "2", env=env)

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import signal
 import socket
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import grpc
 import httpx
+from sqlalchemy import create_engine, text
 
 from tests.integration.harness import EXPORT
 from tests.integration.processes import cli, start_server
 from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 
-def stored_ids(db: Path) -> set[str]:
-    conn = sqlite3.connect(db)
+def stored_ids(database_url: str) -> set[str]:
+    engine = create_engine(database_url)
     try:
-        return {row[0] for row in conn.execute("SELECT span_id FROM spans")}
+        with engine.connect() as conn:
+            return {row[0] for row in conn.execute(text("SELECT span_id FROM spans"))}
     finally:
-        conn.close()
+        engine.dispose()
 
 
 def exporter_loop(door: str, port: int, key: str, acked: list[str], stop: threading.Event) -> None:
@@ -78,27 +79,25 @@ def run_exporters(
     return acked
 
 
-def test_sigkill_loses_no_acknowledged_span(tmp_path: Path) -> None:
-    db = tmp_path / "kill.db"
-    key = cli("keys", "create", "--owner", "me", "--database-url", f"sqlite:///{db}").stdout.strip()
-    server = start_server(db)
+def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
+    key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
+    server = start_server(database_url)
     acked = run_exporters((server.grpc_port, server.http_port), key, 2.0, server.proc.kill)
     assert server.wait(10) == -signal.SIGKILL
     assert len(acked) > 100
-    restarted = start_server(db)
+    restarted = start_server(database_url)
     try:
-        assert set(acked) <= stored_ids(db)
+        assert set(acked) <= stored_ids(database_url)
     finally:
         restarted.stop()
 
 
-def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
-    db = tmp_path / "term.db"
-    key = cli("keys", "create", "--owner", "me", "--database-url", f"sqlite:///{db}").stdout.strip()
-    server = start_server(db)
+def test_sigterm_drains_and_exits_zero(database_url: str) -> None:
+    key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
+    server = start_server(database_url)
     acked = run_exporters((server.grpc_port, server.http_port), key, 1.0, server.proc.terminate)
     assert server.wait(60) == 0
-    assert set(acked) <= stored_ids(db)
+    assert set(acked) <= stored_ids(database_url)
 
 
 def test_port_in_use_exits_non_zero_with_a_clear_message(tmp_path: Path) -> None:
@@ -137,12 +136,11 @@ def test_port_in_use_exits_non_zero_with_a_clear_message(tmp_path: Path) -> None
         taken.close()
 
 
-def test_first_serve_prints_a_key_once_and_it_works(tmp_path: Path) -> None:
-    db = tmp_path / "first.db"
-    server = start_server(db)
-    text = "".join(server.output)
-    assert "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" in text
-    key = text.split("authorization=Bearer ")[1].split('"')[0]
+def test_first_serve_prints_a_key_once_and_it_works(database_url: str) -> None:
+    server = start_server(database_url)
+    printed = "".join(server.output)
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" in printed
+    key = printed.split("authorization=Bearer ")[1].split('"')[0]
     body = request([span(new_trace_id(), new_span_id(), "x")]).SerializeToString()
     reply = httpx.post(
         f"http://127.0.0.1:{server.http_port}/v1/traces",
@@ -151,13 +149,13 @@ def test_first_serve_prints_a_key_once_and_it_works(tmp_path: Path) -> None:
     )
     assert reply.status_code == 200
     assert server.stop() == 0
-    again = start_server(db)
+    again = start_server(database_url)
     assert "Bearer" not in "".join(again.output)
     again.stop()
 
 
-def test_insecure_warns_loudly_and_accepts_keyless(tmp_path: Path) -> None:
-    server = start_server(tmp_path / "open.db", "--insecure")
+def test_insecure_warns_loudly_and_accepts_keyless(database_url: str) -> None:
+    server = start_server(database_url, "--insecure")
     try:
         assert "WARNING: --insecure" in "".join(server.output)
         body = request([span(new_trace_id(), new_span_id(), "x")]).SerializeToString()
@@ -169,13 +167,14 @@ def test_insecure_warns_loudly_and_accepts_keyless(tmp_path: Path) -> None:
         assert reply.status_code == 200
     finally:
         server.stop()
-    conn = sqlite3.connect(tmp_path / "open.db")
-    assert conn.execute("SELECT owner FROM spans").fetchall() == [("local",)]
-    conn.close()
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT owner FROM spans")).all() == [("local",)]
+    engine.dispose()
 
 
-def test_keys_cli_create_list_revoke(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'k.db'}"
+def test_keys_cli_create_list_revoke(database_url: str) -> None:
+    url = database_url
     created = cli("keys", "create", "--owner", "team", "--role", "grader", "--database-url", url)
     key = created.stdout.strip()
     assert key.startswith("bdg_") and "\n" not in key
