@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.ports import KeyStore, ReadStore
 from api.routes import agents, runs
+
+
+class RefuseNul:
+    """No stored text holds NUL and SQL text cannot: a URL with one is a 400, not a 500.
+
+    Plain ASGI (not BaseHTTPMiddleware): the OTLP/HTTP door shares this app,
+    and its request bodies must not be streamed through an extra task.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (
+            "\x00" in scope["path"] or b"%00" in scope.get("query_string", b"")
+        ):
+            response = JSONResponse({"detail": "NUL characters are not allowed in the URL"}, 400)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def create_api(
@@ -30,16 +51,7 @@ def create_api(
     app.include_router(agents.router)
     app.include_router(runs.router)
 
-    @app.middleware("http")
-    async def refuse_nul(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        """No stored text holds NUL and SQL text cannot: say so, rather than 500."""
-        if "\x00" in request.url.path or any(
-            "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
-        ):
-            return JSONResponse({"detail": "NUL characters are not allowed in the URL"}, 400)
-        return await call_next(request)
+    app.add_middleware(RefuseNul)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

@@ -212,6 +212,9 @@ def test_errors_are_json_detail(collector: Collector) -> None:
     assert collector.http.get(f"{base}/agents", params={"page_size": 0}).status_code == 422
     assert collector.http.get(f"{base}/runs", params={"cursor": "!!"}).status_code == 422
     assert collector.http.get(f"{base}/agents", params={"bogus": 1}).status_code == 200
+    for url in (f"{base}/runs/a%00b", f"{base}/runs?agent_id=%00"):  # SQL text has no NUL
+        nul = collector.http.get(url)
+        assert nul.status_code == 400 and "NUL" in nul.json()["detail"]
 
 
 def test_leaderboard_hides_services_without_agent_runs(collector: Collector) -> None:
