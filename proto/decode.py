@@ -63,27 +63,37 @@ def decode_request(request: Any, selection: Selection, limits: Limits) -> Decode
         raise TooLarge(f"request holds {total} spans; the limit is {limits.max_spans}")
     spans: list[WireSpan] = []
     errors: dict[str, int] = {}
+    trace_hex: dict[bytes, str] = {}  # spans of one trace share the id: hex it once
     for resource_spans in request.resource_spans:
         resource = attributes_to_python(resource_spans.resource.attributes)
         resource_encoded = resource_spans.resource.SerializeToString()
         for scope_spans in resource_spans.scope_spans:
             scope_name = sql_text(scope_spans.scope.name)
             for span in scope_spans.spans:
-                problem = _invalid(span)
-                lifted = _lift(span, selection, limits) if problem is None else None
-                if lifted is None:
-                    reason = problem or f"attribute nested deeper than {limits.max_depth} levels"
-                    errors[reason] = errors.get(reason, 0) + 1
-                    continue
-                spans.append(
-                    _wire_span(span, lifted, resource, resource_encoded, scope_name, limits)
+                record = _record(
+                    span, trace_hex, resource, resource_encoded, scope_name, selection, limits
                 )
+                if isinstance(record, str):
+                    errors[record] = errors.get(record, 0) + 1
+                else:
+                    spans.append(record)
     messages = tuple(f"{count} span(s): {reason}" for reason, count in errors.items())
     return DecodedRequest(tuple(spans), sum(errors.values()), messages)
 
 
-def _invalid(span: Any) -> str | None:
-    """OTLP.md "Both doors": the span-level checks that refuse one span."""
+def _record(
+    span: Any,
+    trace_hex: dict[bytes, str],
+    resource: dict[str, Value],
+    resource_encoded: bytes,
+    scope_name: str,
+    selection: Selection,
+    limits: Limits,
+) -> WireSpan | str:
+    """One span as a WireSpan, or why it is refused (OTLP.md "Both doors").
+
+    Each protobuf field is read once: every read builds a new Python object.
+    """
     trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
     if len(trace_id) != 16 or not any(trace_id):
         return "trace_id must be 16 bytes and not all zero"
@@ -91,34 +101,60 @@ def _invalid(span: Any) -> str | None:
         return "span_id must be 8 bytes and not all zero"
     if parent and len(parent) != 8:
         return "parent_span_id must be empty or 8 bytes"
-    if span.end_time_unix_nano < span.start_time_unix_nano:
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if end < start:
         return "end_time_unix_nano is before start_time_unix_nano"
-    return None
+    lifted = _lift(span, selection, limits)
+    if lifted is None:
+        return f"attribute nested deeper than {limits.max_depth} levels"
+    trace = trace_hex.get(trace_id)
+    if trace is None:
+        trace = trace_hex[trace_id] = trace_id.hex()
+    status = span.status
+    has_events = bool(span.events)
+    return WireSpan(
+        trace,
+        span_id.hex(),
+        parent.hex() if any(parent) else "",
+        sql_text(span.name),
+        span.kind,
+        start,
+        end,
+        status.code,
+        sql_text(status.message),
+        span.flags,
+        lifted,
+        resource,
+        scope_name,
+        _exception_type(span) if has_events else None,
+        _encode(span, limits, has_events),
+        resource_encoded,
+    )
 
 
 def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] | None:
     """One pass over the keys: lift wanted values, check nesting; None = too deep."""
     lifted: dict[str, Value] = {}
-    keys, prefixes = selection.keys, selection.prefixes
-    count = 0
-    for kv in span.attributes:
-        count += 1
+    keys, prefixes, max_depth = selection.keys, selection.prefixes, limits.max_depth
+    attributes = span.attributes
+    for kv in attributes:
         value = kv.value
-        if value.WhichOneof("value") in _NESTED and nesting(value) > limits.max_depth:
+        which = value.WhichOneof("value")
+        if which in _NESTED and nesting(value) > max_depth:
             return None
         key = kv.key
         if key in keys or (prefixes and key.startswith(prefixes)):
-            lifted[key] = to_python(value)
-    extra = count - limits.max_attributes
+            lifted[key] = to_python(value, which)
+    extra = len(attributes) - limits.max_attributes
     if extra > 0:
-        del span.attributes[limits.max_attributes :]
+        del attributes[limits.max_attributes :]
         span.dropped_attributes_count += extra
     return lifted
 
 
-def _encode(span: Any, limits: Limits) -> bytes:
+def _encode(span: Any, limits: Limits, has_events: bool) -> bytes:
     """The span's bytes after the event limit and string truncation (OTLP.md)."""
-    if span.events:
+    if has_events:
         extra = len(span.events) - limits.max_events
         if extra > 0:
             del span.events[limits.max_events :]
@@ -139,32 +175,3 @@ def _exception_type(span: Any) -> str | None:
                 if kv.key == "exception.type":
                     return sql_text(kv.value.string_value)
     return None
-
-
-def _wire_span(
-    span: Any,
-    lifted: dict[str, Value],
-    resource: dict[str, Value],
-    resource_encoded: bytes,
-    scope_name: str,
-    limits: Limits,
-) -> WireSpan:
-    encoded = _encode(span, limits)
-    return WireSpan(
-        trace_id=span.trace_id.hex(),
-        span_id=span.span_id.hex(),
-        parent_span_id=span.parent_span_id.hex() if any(span.parent_span_id) else "",
-        name=sql_text(span.name),
-        kind=span.kind,
-        start_ns=span.start_time_unix_nano,
-        end_ns=span.end_time_unix_nano,
-        status_code=span.status.code,
-        status_message=sql_text(span.status.message),
-        flags=span.flags,
-        attributes=lifted,
-        resource=resource,
-        scope_name=scope_name,
-        exception_type=_exception_type(span) if span.events else None,
-        encoded=encoded,
-        resource_encoded=resource_encoded,
-    )
