@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.cost import LlmCost, run_cost
@@ -33,9 +34,11 @@ class ToolCall:
     status_code: int
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """How one span was classified and whether it counted, for the trace view."""
+class Verdict(NamedTuple):
+    """How one span was classified and whether it counted, for the trace view.
+
+    A NamedTuple for the same reason as SpanFacts: one per span per assembly.
+    """
 
     role: str
     rule: str
