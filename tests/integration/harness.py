@@ -20,6 +20,29 @@ from collector.settings import Settings
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
+# What a run IS, for tests comparing two deliveries of the same spans: every
+# run column but ids derived from the owner and the collector clock's stamps.
+RUN_OUTCOME_COLUMNS = (
+    "run_key",
+    "task_id",
+    "status",
+    "success",
+    "success_source",
+    "started_ns",
+    "ended_ns",
+    "latency_ms",
+    "steps",
+    "tool_errors",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "cost_source",
+    "error_class",
+    "span_count",
+    "root_span_id",
+)
+
 
 class FakeClock:
     """The collector's clock, moved by the test (RUNS.md: timers are injectable)."""

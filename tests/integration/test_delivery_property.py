@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from tests.integration.harness import Collector, running_collector
+from tests.integration.harness import RUN_OUTCOME_COLUMNS, Collector, running_collector
 from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
@@ -46,25 +46,7 @@ CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 KINDS = ["agent", "llm", "tool", "other"]
-COMPARED = (
-    "run_key",
-    "task_id",
-    "status",
-    "success",
-    "success_source",
-    "started_ns",
-    "ended_ns",
-    "steps",
-    "tool_errors",
-    "llm_calls",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "cost_source",
-    "error_class",
-    "span_count",
-    "root_span_id",
-)
+COMPARED = RUN_OUTCOME_COLUMNS
 
 
 @st.composite
