@@ -103,11 +103,17 @@ class PostgresCluster:
     def create_database(self) -> str:
         """A new empty database; returns its SQLAlchemy URL."""
         name = f"badge_{next(self._names)}"
+        self._admin(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        self._admin(f"DROP DATABASE IF EXISTS {url.rsplit('/', 1)[1]} WITH (FORCE)")
+
+    def _admin(self, sql: str) -> None:
         with psycopg.connect(
             host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True
         ) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        return self.url(name)
+            conn.execute(sql)
 
     def stop(self) -> None:
         try:
