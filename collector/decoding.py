@@ -11,7 +11,6 @@ Errors raised here are `IngestError`s; they pickle back to the caller.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -24,7 +23,7 @@ from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
 from collector.assembly.facts import SpanFacts, span_facts
 from collector.assembly.runs import Timers, assemble_trace
 from collector.errors import BadRequest, PayloadTooLarge
-from collector.storage.run_writes import TERMINAL, run_row
+from collector.storage.run_writes import TERMINAL, encode_facts, run_row
 
 SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
 
@@ -79,7 +78,6 @@ def decode_job(job: DecodeJob) -> DecodedRows:
     except proto.DecodeError as exc:
         raise BadRequest(str(exc)) from None
     result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
-    dumps = json.dumps
     owner, grader, now = job.owner, job.grader, job.received_at
     names: dict[int, tuple[str, str]] = {}
     by_trace: dict[str, dict[str, SpanFacts]] = {}
@@ -130,7 +128,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
                 grader,
                 role,
                 rule,
-                dumps(facts, separators=(",", ":")),
+                encode_facts(facts),
                 span.encoded,
                 span.resource_encoded,
             )

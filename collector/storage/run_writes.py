@@ -36,6 +36,10 @@ FACT_COLUMNS = (
 )
 RUN_COLUMNS = tuple(c.name for c in runs.columns)
 
+# The `facts` column: compact JSON, written at ingest, read by to_span_facts.
+# A bound encoder: json.dumps(..., separators=...) builds a new one per call.
+encode_facts = json.JSONEncoder(separators=(",", ":")).encode
+
 
 def _chunks(items: Sequence[str]) -> Iterable[list[str]]:
     """IN (...) lists of at most _CHUNK ids."""
