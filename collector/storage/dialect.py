@@ -14,9 +14,13 @@ of that trace in between, and "no span of this trace is stored yet" (the
 single-request fast path) stays true until the commit. Row locks rather than
 `pg_advisory_xact_lock`: a 20,000-span batch can touch thousands of traces,
 and advisory locks live in the bounded shared lock table while row locks
-live in the rows. Other row waits (agents, runs) happen in sorted order too.
-Session advisory locks remain for two one-per-database roles: migrating the
-schema (and the first key) and sweeping timers (see `try_advisory_lock`).
+live in the rows. Other row waits (agents, runs) happen in sorted order too;
+the one cycle left open needs one `badge.run.id` reused across two traces
+written by two processes at the same instant, and PostgreSQL then aborts one
+transaction: its exports get a retryable 503, nothing is lost.
+Advisory locks remain for two one-per-database roles: setup (migrations and
+the first key; a transaction lock) and the sweeper (a session lock held by
+one process, `try_advisory_lock`).
 """
 
 from __future__ import annotations
