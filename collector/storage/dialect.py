@@ -15,9 +15,10 @@ single-request fast path) stays true until the commit. Row locks rather than
 `pg_advisory_xact_lock`: a 20,000-span batch can touch thousands of traces,
 and advisory locks live in the bounded shared lock table while row locks
 live in the rows. Other row waits (agents, runs) happen in sorted order too;
-the one cycle left open needs one `badge.run.id` reused across two traces
-written by two processes at the same instant, and PostgreSQL then aborts one
-transaction: its exports get a retryable 503, nothing is lost.
+span retention skips lock rows in use. The one cycle left open needs one
+`badge.run.id` reused across two traces written by two processes at the
+same instant; PostgreSQL then aborts one transaction, whose exports get a
+retryable 503: nothing is lost.
 Advisory locks remain for two one-per-database roles: setup (migrations and
 the first key; a transaction lock) and the sweeper (a session lock held by
 one process, `try_advisory_lock`).
@@ -176,6 +177,24 @@ def lock_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float)
         "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
         "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
         (now, [o for o, _ in ordered], [t for _, t in ordered]),
+    )
+
+
+def delete_unused_trace_locks(conn: Connection, older_than: float) -> None:
+    """Retention of lock rows, never waiting on one a writer holds right now.
+
+    A writer that holds a lock row may be waiting for this transaction (a
+    duplicate of a span being deleted): waiting for it in turn would be a cycle.
+    """
+    if not is_postgresql(conn):
+        conn.execute(text("DELETE FROM trace_locks WHERE touched_at < :t"), {"t": older_than})
+        return
+    conn.execute(
+        text(
+            "DELETE FROM trace_locks WHERE (owner, trace_id) IN (SELECT owner, trace_id "
+            "FROM trace_locks WHERE touched_at < :t FOR UPDATE SKIP LOCKED)"
+        ),
+        {"t": older_than},
     )
 
 

@@ -12,8 +12,8 @@ from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
-from collector.storage.dialect import select_in, upsert_rows
-from collector.storage.tables import runs, spans, trace_locks
+from collector.storage.dialect import delete_unused_trace_locks, select_in, upsert_rows
+from collector.storage.tables import runs, spans
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
@@ -203,7 +203,7 @@ def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str
 def delete_old_spans(conn: Connection, older_than: float) -> int:
     """Span retention; lock rows of traces not written since go with them."""
     result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
-    conn.execute(delete(trace_locks).where(trace_locks.c.touched_at < older_than))
+    delete_unused_trace_locks(conn, older_than)
     return int(result.rowcount)
 
 
