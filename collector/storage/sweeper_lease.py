@@ -11,6 +11,7 @@ is one writer by construction, so every process may sweep.
 from __future__ import annotations
 
 import logging
+import threading
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -26,11 +27,16 @@ class SweeperLease:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._conn: Connection | None = None
+        self._lock = threading.Lock()  # the assembler thread and callers share one session
 
     def held(self) -> bool:
         """True when this process should sweep now (taking the lease if free)."""
         if self._db.dialect != "postgresql":
             return True
+        with self._lock:
+            return self._check_or_take()
+
+    def _check_or_take(self) -> bool:
         try:
             if self._conn is not None:
                 self._conn.execute(text("SELECT 1"))  # still ours: the session is alive
@@ -51,15 +57,16 @@ class SweeperLease:
             return False
 
     def release(self) -> None:
-        if self._conn is None:
-            return
-        try:
-            advisory_unlock(self._conn, SWEEPER_LOCK)
-            self._conn.commit()
-            self._conn.close()
-        except SQLAlchemyError:
-            self._drop()
-        self._conn = None
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                advisory_unlock(self._conn, SWEEPER_LOCK)
+                self._conn.commit()
+                self._conn.close()
+            except SQLAlchemyError:
+                self._drop()
+            self._conn = None
 
     def _drop(self) -> None:
         """Forget a broken session; never return it to the pool with a lock."""

@@ -100,3 +100,24 @@ def test_retention_deletes_old_spans_and_unused_lock_rows(database_url: str) -> 
         assert left == ({"held", "new"} if db.dialect == "postgresql" else {"new"})
     finally:
         db.dispose()
+
+
+def test_the_lease_is_shared_by_every_thread_of_its_process(postgres: PostgresCluster) -> None:
+    """The assembler thread sweeps, and so may a caller: both hold the one lease."""
+    db = migrated(postgres.create_database())
+    lease = SweeperLease(db)
+    answers: list[bool] = []
+
+    def ask() -> None:
+        answers.extend(lease.held() for _ in range(50))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert answers == [True] * 200
+    finally:
+        lease.release()
+        db.dispose()
