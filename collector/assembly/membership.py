@@ -23,6 +23,12 @@ def run_id_for(agent_id: str, run_key: str) -> str:
 
 def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str], list[SpanFacts]]:
     """(agent_id, run_key) -> spans; badge.run.id is inherited within an agent."""
+    ordered = sorted(spans, key=lambda s: s.span_id)
+    agents = {span.agent_id for span in spans}
+    if len(agents) == 1 and not any("run" in span.facts for span in spans):
+        # The common case, decided without walking parents: one agent and no
+        # badge.run.id anywhere make the whole trace one run.
+        return {(agents.pop(), f"trace:{trace_id}"): ordered}
     by_id = {span.span_id: span for span in spans}
     keys: dict[str, str] = {}
 
@@ -48,7 +54,7 @@ def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str
         return found
 
     groups: dict[tuple[str, str], list[SpanFacts]] = defaultdict(list)
-    for span in sorted(spans, key=lambda s: s.span_id):
+    for span in ordered:
         groups[(span.agent_id, key_of(span))].append(span)
     return groups
 

@@ -117,48 +117,48 @@ def replace_trace_runs(
 
 
 def run_row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[Any, ...]:
-    values = {
-        "id": run.id,
-        "owner": owner,
-        "agent_id": run.agent_id,
-        "trace_id": run.trace_id,
-        "run_key": run.run_key,
-        "root_span_id": run.root_span_id,
-        "task_id": run.task_id,
-        "status": run.status,
-        "success": run.success,
-        "success_source": run.success_source,
-        "started_ns": run.start_ns,
-        "ended_ns": run.end_ns,
-        "latency_ms": run.latency_ms,
-        "steps": run.steps,
-        "tool_errors": run.tool_errors,
-        "llm_calls": run.llm_calls,
-        "input_tokens": run.input_tokens,
-        "output_tokens": run.output_tokens,
-        "cost_usd": run.cost_usd,
-        "cost_source": run.cost_source,
-        "error_class": run.error_class,
-        "span_count": run.span_count,
-        "has_agent_span": run.has_agent_span,
-        "last_received_at": run.last_received_at,
-        "check_at": run.check_at,
-        "terminal_at": terminal_at,
-        "tool_calls": json.dumps(
-            [
-                {
-                    "name": t.name,
-                    "span_id": t.span_id,
-                    "start_ns": t.start_ns,
-                    "end_ns": t.end_ns,
-                    "status_code": t.status_code,
-                }
-                for t in run.tool_calls
-            ]
-        ),
-        "updated_at": now,
-    }
-    return tuple(values[name] for name in RUN_COLUMNS)
+    """A run as a row in RUN_COLUMNS order, built as one tuple (once per run at
+    ingest); tests/collector/test_run_rows.py checks every value's column."""
+    tool_calls = [
+        {
+            "name": t.name,
+            "span_id": t.span_id,
+            "start_ns": t.start_ns,
+            "end_ns": t.end_ns,
+            "status_code": t.status_code,
+        }
+        for t in run.tool_calls
+    ]
+    return (
+        run.id,
+        owner,
+        run.agent_id,
+        run.trace_id,
+        run.run_key,
+        run.root_span_id,
+        run.task_id,
+        run.status,
+        run.success,
+        run.success_source,
+        run.start_ns,
+        run.end_ns,
+        run.latency_ms,
+        run.steps,
+        run.tool_errors,
+        run.llm_calls,
+        run.input_tokens,
+        run.output_tokens,
+        run.cost_usd,
+        run.cost_source,
+        run.error_class,
+        run.span_count,
+        run.has_agent_span,
+        run.last_received_at,
+        run.check_at,
+        terminal_at,
+        json.dumps(tool_calls),
+        now,
+    )
 
 
 def store_fresh_runs(
