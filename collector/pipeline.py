@@ -161,11 +161,13 @@ class IngestPipeline:
     def _commit(self, taken: list[Batch], jobs: list[Job]) -> None:
         started = time.perf_counter()
         rows = [row for b in taken for row in b.span_rows]
+        touched: set[TraceKey] = set().union(*(batch.traces for batch in taken))
         fresh = _fresh_runs(taken)
         done: set[TraceKey] = set()
         try:
             with self._db.writer.begin() as conn:
-                lock_traces(conn, _locked_traces(taken, jobs), self._clock())
+                locked = touched.union(*(job.traces for job in jobs))
+                lock_traces(conn, locked, self._clock())
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more. Likewise runs
                 # assembled from one request count only for traces not stored yet.
@@ -184,9 +186,6 @@ class IngestPipeline:
         if taken:
             self._metrics.commit_seconds.observe(time.perf_counter() - started)
         if taken:  # before acknowledging, so an OK'd trace is already queued
-            touched: set[TraceKey] = set()
-            for batch in taken:
-                touched |= batch.traces
             if done:
                 touched -= done
                 rows = [row for row in rows if (row[0], row[1]) not in done]
@@ -218,15 +217,6 @@ def _fresh_runs(taken: list[Batch]) -> dict[str, dict[str, list[tuple[Any, ...]]
             if seen.get((batch.owner, trace_id)) == 1:
                 fresh.setdefault(batch.owner, {})[trace_id] = run_rows
     return fresh
-
-
-def _locked_traces(taken: list[Batch], jobs: list[Job]) -> set[TraceKey]:
-    traces: set[TraceKey] = set()
-    for batch in taken:
-        traces |= batch.traces
-    for job in jobs:
-        traces |= job.traces
-    return traces
 
 
 def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from proto.errors import DecodeError, TooLarge
 from proto.otlp_json import json_to_request
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
-from proto.values import attributes_to_python, nesting, sql_text, to_python, truncate_strings
+from proto.values import attributes_to_python, nesting, sql_text, truncate_strings, value_of
 
 _CHUNK = 64 * 1024
 _NESTED = frozenset({"array_value", "kvlist_value"})
@@ -144,7 +144,7 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] |
             return None
         key = kv.key
         if key in keys or (prefixes and key.startswith(prefixes)):
-            lifted[key] = to_python(value, which)
+            lifted[key] = value_of(value, which)
     extra = len(attributes) - limits.max_attributes
     if extra > 0:
         del attributes[limits.max_attributes :]

@@ -15,13 +15,13 @@ def sql_text(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
-def to_python(value: Any, which: str | None = "?") -> Value:
-    """An `AnyValue` message as a Python value, keeping the OTLP type.
+def to_python(value: Any) -> Value:
+    """An `AnyValue` message as a Python value, keeping the OTLP type."""
+    return value_of(value, value.WhichOneof("value"))
 
-    `which` is the set oneof field, when the caller has already asked for it.
-    """
-    if which == "?":
-        which = value.WhichOneof("value")
+
+def value_of(value: Any, which: str | None) -> Value:
+    """The same, for a caller that has already asked which oneof field is set."""
     if which == "string_value":
         return sql_text(value.string_value)
     if which == "bool_value":

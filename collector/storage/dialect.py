@@ -134,7 +134,7 @@ def _insert_copied(
             copy.write_row(row)
     cur.execute(
         f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
-        f"ORDER BY {names.split(',')[0]} {conflict}"
+        f"ORDER BY {columns[0]} {conflict}"
     )
     cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
 
