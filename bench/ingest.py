@@ -24,52 +24,43 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-import grpc
-import httpx
 from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.payloads import build_requests  # noqa: E402
-from tests.integration.processes import cli, start_server  # noqa: E402
+from tests.integration.processes import (  # noqa: E402
+    ExportRefused,
+    OtlpClient,
+    ServerProcess,
+    cli,
+    start_server,
+)
 from tests.postgres import PostgresCluster  # noqa: E402
 
-EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 SENDERS = int(__import__("os").environ.get("BENCH_SENDERS", "4"))
 
 
-def drive(door: str, ports: list[int], key: str, bodies: list[bytes]) -> float:
+def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]) -> float:
     queue = list(range(len(bodies)))
     lock = threading.Lock()
     failures: list[str] = []
 
-    def sender(port: int) -> None:
-        client = httpx.Client(timeout=60)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        call = channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
+    def sender(server: ServerProcess) -> None:
+        client = OtlpClient(server, key, timeout=60)
         while True:
             with lock:
                 if not queue:
                     break
                 index = queue.pop()
-            if door == "http":
-                reply = client.post(
-                    f"http://127.0.0.1:{port}/v1/traces",
-                    content=bodies[index],
-                    headers={
-                        "content-type": "application/x-protobuf",
-                        "authorization": f"Bearer {key}",
-                    },
-                )
-                if reply.status_code != 200:
-                    failures.append(reply.text)
-            else:
-                call(bodies[index], metadata=[("authorization", f"Bearer {key}")], timeout=60)
+            try:
+                client.export(bodies[index], door)
+            except ExportRefused as exc:
+                failures.append(str(exc))
         client.close()
-        channel.close()
 
     threads = [
-        threading.Thread(target=sender, args=(ports[i % len(ports)],)) for i in range(SENDERS)
+        threading.Thread(target=sender, args=(servers[i % len(servers)],)) for i in range(SENDERS)
     ]
     started = time.perf_counter()
     for thread in threads:
@@ -86,8 +77,7 @@ def one_round(door: str, bodies: list[bytes], database_url: str, processes: int)
     key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
     servers = [start_server(database_url) for _ in range(processes)]
     try:
-        ports = [s.grpc_port if door == "grpc" else s.http_port for s in servers]
-        elapsed = drive(door, ports, key.strip(), bodies)
+        elapsed = drive(door, servers, key.strip(), bodies)
     finally:
         for server in servers:
             server.stop()

@@ -17,8 +17,7 @@ from sqlalchemy import text
 
 from collector.service import Service, build
 from collector.settings import Settings
-
-EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+from tests.integration.processes import EXPORT
 
 # What a run IS, for tests comparing two deliveries of the same spans: every
 # run column but ids derived from the owner and the collector clock's stamps.

@@ -11,6 +11,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+import httpx
+
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
 
 @dataclass
 class ServerProcess:
@@ -99,3 +104,40 @@ def _drain(proc: subprocess.Popen[str], output: list[str]) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
         output.append(line)
+
+
+class ExportRefused(Exception):
+    """OTLP/HTTP answered an export with something other than 200."""
+
+
+class OtlpClient:
+    """Pre-encoded protobuf exports to a server process, through either door.
+
+    One kept-alive HTTP client and one gRPC channel, as an SDK exporter holds.
+    A refused HTTP export raises ExportRefused, a refused gRPC one grpc.RpcError;
+    transport errors (httpx.HTTPError) pass through.
+    """
+
+    def __init__(self, server: ServerProcess, key: str, timeout: float = 30) -> None:
+        self._http = httpx.Client(timeout=timeout)
+        self._url = f"http://127.0.0.1:{server.http_port}/v1/traces"
+        self._channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
+        self._export = self._channel.unary_unary(EXPORT)
+        self._auth = f"Bearer {key}"
+        self._timeout = timeout
+
+    def export(self, body: bytes, door: str) -> None:
+        if door == "http":
+            reply = self._http.post(
+                self._url,
+                content=body,
+                headers={"content-type": "application/x-protobuf", "authorization": self._auth},
+            )
+            if reply.status_code != 200:
+                raise ExportRefused(f"{reply.status_code}: {reply.text}")
+        else:
+            self._export(body, metadata=[("authorization", self._auth)], timeout=self._timeout)
+
+    def close(self) -> None:
+        self._http.close()
+        self._channel.close()

@@ -6,14 +6,20 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import httpx
 from sqlalchemy import create_engine, text
 
-from tests.integration.harness import EXPORT
-from tests.integration.processes import cli, start_server
+from tests.integration.processes import (
+    ExportRefused,
+    OtlpClient,
+    ServerProcess,
+    cli,
+    start_server,
+)
 from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 
@@ -26,47 +32,31 @@ def stored_ids(database_url: str) -> set[str]:
         engine.dispose()
 
 
-def exporter_loop(door: str, port: int, key: str, acked: list[str], stop: threading.Event) -> None:
+def exporter_loop(
+    door: str, server: ServerProcess, key: str, acked: list[str], stop: threading.Event
+) -> None:
     """Send small unique requests until stopped; remember every span answered OK."""
-    client = httpx.Client(timeout=5)
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    call = channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
+    client = OtlpClient(server, key, timeout=5)
     while not stop.is_set():
         trace_id = new_trace_id()
         spans = [span(trace_id, new_span_id(), f"s{i}") for i in range(20)]
-        body = request(spans).SerializeToString()
         try:
-            if door == "http":
-                reply = client.post(
-                    f"http://127.0.0.1:{port}/v1/traces",
-                    content=body,
-                    headers={
-                        "content-type": "application/x-protobuf",
-                        "authorization": f"Bearer {key}",
-                    },
-                )
-                ok = reply.status_code == 200
-            else:
-                call(body, metadata=[("authorization", f"Bearer {key}")], timeout=5)
-                ok = True
-        except (httpx.HTTPError, grpc.RpcError):
-            ok = False
+            client.export(request(spans).SerializeToString(), door)
+        except (httpx.HTTPError, grpc.RpcError, ExportRefused):
             time.sleep(0.01)
-        if ok:
-            acked.extend(s.span_id.hex() for s in spans)
+            continue
+        acked.extend(s.span_id.hex() for s in spans)
     client.close()
-    channel.close()
 
 
 def run_exporters(
-    server_ports: tuple[int, int], key: str, seconds: float, stop_server: callable
-) -> list[str]:  # type: ignore[valid-type]
-    grpc_port, http_port = server_ports
+    server: ServerProcess, key: str, seconds: float, stop_server: Callable[[], None]
+) -> list[str]:
     acked: list[str] = []
     stop = threading.Event()
     threads = [
-        threading.Thread(target=exporter_loop, args=(door, port, key, acked, stop))
-        for door, port in [("http", http_port), ("grpc", grpc_port)] * 2
+        threading.Thread(target=exporter_loop, args=(door, server, key, acked, stop))
+        for door in ["http", "grpc"] * 2
     ]
     for thread in threads:
         thread.start()
@@ -82,7 +72,7 @@ def run_exporters(
 def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url)
-    acked = run_exporters((server.grpc_port, server.http_port), key, 2.0, server.proc.kill)
+    acked = run_exporters(server, key, 2.0, server.proc.kill)
     assert server.wait(10) == -signal.SIGKILL
     assert len(acked) > 100
     restarted = start_server(database_url)
@@ -95,7 +85,7 @@ def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
 def test_sigterm_drains_and_exits_zero(database_url: str) -> None:
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url)
-    acked = run_exporters((server.grpc_port, server.http_port), key, 1.0, server.proc.terminate)
+    acked = run_exporters(server, key, 1.0, server.proc.terminate)
     assert server.wait(60) == 0
     assert set(acked) <= stored_ids(database_url)
 

@@ -15,14 +15,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import grpc
-import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sqlalchemy import create_engine, text
 
-from tests.integration.harness import EXPORT, RUN_OUTCOME_COLUMNS
-from tests.integration.processes import ServerProcess, cli, start_server
+from tests.integration.harness import RUN_OUTCOME_COLUMNS
+from tests.integration.processes import OtlpClient, ServerProcess, cli, start_server
 from tests.otlp_builders import agent_run, request
 from tests.postgres import PostgresCluster
 
@@ -42,32 +40,18 @@ def snapshot(url: str) -> tuple[list[tuple[Any, ...]], int]:
 
 
 class Sender:
-    """Raw OTLP exports to one server process, alternating the two doors."""
+    """Exports to one server process, alternating the two doors."""
 
     def __init__(self, server: ServerProcess, key: str) -> None:
-        self._http = httpx.Client(timeout=30)
-        self._url = f"http://127.0.0.1:{server.http_port}/v1/traces"
-        self._channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
-        self._export = self._channel.unary_unary(EXPORT)
-        self._auth = f"Bearer {key}"
+        self._client = OtlpClient(server, key)
         self._turn = 0
 
     def send(self, message: ExportTraceServiceRequest) -> None:
-        body = message.SerializeToString()
         self._turn += 1
-        if self._turn % 2:
-            reply = self._http.post(
-                self._url,
-                content=body,
-                headers={"content-type": "application/x-protobuf", "authorization": self._auth},
-            )
-            assert reply.status_code == 200, reply.text
-        else:
-            self._export(body, metadata=[("authorization", self._auth)], timeout=30)
+        self._client.export(message.SerializeToString(), "http" if self._turn % 2 else "grpc")
 
     def close(self) -> None:
-        self._http.close()
-        self._channel.close()
+        self._client.close()
 
 
 def servers(url: str, count: int) -> tuple[list[ServerProcess], str]:
