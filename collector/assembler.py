@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -195,11 +195,11 @@ class RunAssembler:
         return facts
 
     def _write(
-        self, write: Callable[[Connection], Any], traces: set[TraceKey] | None = None
+        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
     ) -> Future[Any]:
         if self._writer is None:
             raise RuntimeError("RunAssembler.attach(writer) was not called")
-        return self._writer.submit_job(write, traces or ())
+        return self._writer.submit_job(write, traces)
 
     def _run(self) -> None:
         next_sweep = 0.0
