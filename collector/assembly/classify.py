@@ -8,16 +8,16 @@ in `runs.py`. Here: what the span itself says.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from collector.assembly import conventions as c
 
 TOOL, LLM, AGENT, OTHER = "tool", "llm", "agent", "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Classification:
+class Classification(NamedTuple):
+    """What a span says it is; a NamedTuple, built once per span at ingest."""
+
     role: str
     rule: str
     counted: bool = True  # False: a tool that is shown but not a step

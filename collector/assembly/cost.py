@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from scoring import policy
 
@@ -17,9 +17,8 @@ def estimate_usd(input_tokens: int | None, output_tokens: int | None) -> float:
     ) / 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class LlmCost:
-    """What one counted LLM call says about its own cost."""
+class LlmCost(NamedTuple):
+    """What one counted LLM call says about its own cost (one per LLM call)."""
 
     reported: float | None
     input_tokens: int | None

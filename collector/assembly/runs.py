@@ -7,9 +7,9 @@ inputs besides spans are the collector's clock and the two timers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.cost import LlmCost, run_cost
@@ -17,6 +17,7 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.membership import find_root, group_runs, run_id_for
 
 STATUS_ERROR = 2
+_INTERNAL = (TOOL, LLM, AGENT)  # roles that show a run's internals
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +26,9 @@ class Timers:
     run_timeout_s: float = 300.0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
+    """One counted tool step, in the order the run took them."""
+
     name: str
     span_id: str
     start_ns: int
@@ -93,42 +95,23 @@ class _Tree:
     def __init__(self, members: Sequence[SpanFacts], root: SpanFacts | None) -> None:
         self.by_id = {s.span_id: s for s in members}
         self.root = root
-        self.depth: dict[str, int] = {}
-        for span in members:
-            self._depth_of(span)
-        self.ordered = sorted(members, key=self.order)
-
-    def _depth_of(self, span: SpanFacts) -> int:
-        chain: list[SpanFacts] = []
-        current: SpanFacts | None = span
-        base = 0
-        while current is not None and current.span_id not in self.depth:
-            if self.root is not None and current.span_id == self.root.span_id:
-                self.depth[current.span_id] = 0
-                break
-            chain.append(current)
-            current = self.by_id.get(current.parent_span_id)
-            if current is None:
-                base = 1  # a detached subtree sorts after the root
-            if len(chain) > len(self.by_id):
-                break
-        if current is not None and current.span_id in self.depth:
-            base = self.depth[current.span_id] + 1
-        for offset, member in enumerate(reversed(chain)):
-            self.depth[member.span_id] = base + offset
-        return self.depth[span.span_id]
+        self.depth = _depths(members, self.by_id, root)
+        depth = self.depth
+        self.ordered = sorted(members, key=lambda s: (depth[s.span_id], s.start_ns, s.span_id))
 
     def order(self, span: SpanFacts) -> tuple[int, int, str]:
         return self.depth[span.span_id], span.start_ns, span.span_id
 
     def nearest(self, span: SpanFacts, roles: tuple[str, ...]) -> SpanFacts | None:
         """The closest ancestor inside the run with one of these roles."""
-        current = self.by_id.get(span.parent_span_id)
+        by_id = self.by_id
+        current = by_id.get(span.parent_span_id)
         steps = 0
-        while current is not None and steps <= len(self.by_id):
+        limit = len(by_id)
+        while current is not None and steps <= limit:
             if current.role in roles:
                 return current
-            current = self.by_id.get(current.parent_span_id)
+            current = by_id.get(current.parent_span_id)
             steps += 1
         return None
 
@@ -137,6 +120,37 @@ class _Tree:
             if key in span.facts:
                 return span.facts[key]
         return None
+
+
+def _depths(
+    members: Sequence[SpanFacts], by_id: dict[str, SpanFacts], root: SpanFacts | None
+) -> dict[str, int]:
+    """Distance from the root; a detached subtree's top is 1 (it sorts after
+    the root). Each span's chain is walked only up to a span already known."""
+    depth: dict[str, int] = {}
+    if root is not None:
+        depth[root.span_id] = 0
+    limit = len(by_id)
+    for span in members:
+        if span.span_id in depth:
+            continue
+        chain = [span.span_id]
+        parent = by_id.get(span.parent_span_id)
+        while parent is not None:
+            known = depth.get(parent.span_id)
+            if known is not None:
+                base = known + 1
+                break
+            chain.append(parent.span_id)
+            if len(chain) > limit:  # a parent cycle: no root above it
+                base = 0
+                break
+            parent = by_id.get(parent.parent_span_id)
+        else:
+            base = 1
+        for offset, member in enumerate(reversed(chain)):
+            depth[member] = base + offset
+    return depth
 
 
 def _assemble_run(
@@ -162,21 +176,31 @@ def _assemble_run(
         success, source = False, "status"  # RUNS.md "status": timeout fails the run
     else:
         success, source = _success(tree, root)
-    counted_llm = [
-        s for s in tree.ordered if verdicts[s.span_id].role == LLM and verdicts[s.span_id].counted
-    ]
+    counted_llm: list[SpanFacts] = []
+    tools: list[SpanFacts] = []
+    counted_tools: list[SpanFacts] = []
+    root_id = root.span_id if root else None
+    shows_internals = has_agent_span = False  # RUNS.md "steps": null for the root alone
+    for span in tree.ordered:  # one pass over the verdicts
+        verdict = verdicts[span.span_id]
+        role = verdict.role
+        if role not in _INTERNAL:
+            continue
+        if span.span_id != root_id:
+            shows_internals = True
+        if role == LLM:
+            if verdict.counted:
+                counted_llm.append(span)
+        elif role == TOOL:
+            tools.append(span)
+            if verdict.counted:
+                counted_tools.append(span)
+        elif role == AGENT:
+            has_agent_span = True
+    counted_tools.sort(key=lambda s: (s.start_ns, s.span_id))
     input_tokens, output_tokens, calls = _tokens(tree, counted_llm)
     root_cost = root.facts.get("bcost") if root is not None else None
     cost, cost_source = run_cost(root_cost, calls, input_tokens, output_tokens)
-    tools = [s for s in members if verdicts[s.span_id].role == TOOL]
-    counted_tools = sorted(
-        (s for s in tools if verdicts[s.span_id].counted), key=lambda s: (s.start_ns, s.span_id)
-    )
-    # RUNS.md "steps": null for the root alone or only `other` spans.
-    root_id = root.span_id if root else None
-    shows_internals = any(
-        v.role in (TOOL, LLM, AGENT) for span_id, v in verdicts.items() if span_id != root_id
-    )
     start_ns = root.start_ns if root else min(s.start_ns for s in members)
     end_ns = root.end_ns if root else max(s.end_ns for s in members)
     return Run(
@@ -202,7 +226,7 @@ def _assemble_run(
         cost_source=cost_source,
         error_class=_error_class(root, status),
         span_count=len(members),
-        has_agent_span=any(v.role == AGENT for v in verdicts.values()),
+        has_agent_span=has_agent_span,
         last_received_at=last_seen,
         check_at=check_at,
         tool_calls=tuple(
@@ -269,17 +293,19 @@ def _verdicts(tree: _Tree) -> dict[str, Verdict]:
     """Counted or not, with the reason: nested duplicates are decided here."""
     verdicts: dict[str, Verdict] = {}
     for span in tree.ordered:
-        reason = str(span.facts.get("why", ""))
-        counted = span.role in (TOOL, LLM) and not reason
-        if counted and span.role == TOOL:
+        why = span.facts.get("why")
+        reason = str(why) if why else ""
+        role = span.role
+        counted = not reason and (role == TOOL or role == LLM)
+        if counted and role == TOOL:
             outer = tree.nearest(span, (TOOL,))
             if outer is not None and _same_call(outer, span):
                 counted, reason = False, f"nested duplicate of tool span {outer.span_id}"
-        elif counted and span.role == LLM:
-            outer = tree.nearest(span, (TOOL, LLM, AGENT))
+        elif counted:
+            outer = tree.nearest(span, _INTERNAL)
             if outer is not None and outer.role == LLM:
                 counted, reason = False, f"nested duplicate of LLM span {outer.span_id}"
-        verdicts[span.span_id] = Verdict(span.role, span.rule, counted, reason)
+        verdicts[span.span_id] = Verdict(role, span.rule, counted, reason)
     return verdicts
 
 
@@ -305,14 +331,19 @@ def _tokens(
                 nested[outer.span_id].append(span)
     calls: list[LlmCost] = []
     for span in counted_llm:
-        group = [span, *nested[span.span_id]]
-        carrier = next((s for s in group if "in" in s.facts or "out" in s.facts), None)
-        priced = next((s for s in group if "cost" in s.facts), None)
+        carrier: Mapping[str, Any] | None = None
+        priced: Mapping[str, Any] | None = None
+        for member in (span, *nested[span.span_id]):  # the first that says wins
+            facts = member.facts
+            if carrier is None and ("in" in facts or "out" in facts):
+                carrier = facts
+            if priced is None and "cost" in facts:
+                priced = facts
         calls.append(
             LlmCost(
-                reported=priced.facts["cost"] if priced else None,
-                input_tokens=carrier.facts.get("in") if carrier else None,
-                output_tokens=carrier.facts.get("out") if carrier else None,
+                priced["cost"] if priced is not None else None,
+                carrier.get("in") if carrier is not None else None,
+                carrier.get("out") if carrier is not None else None,
             )
         )
     with_usage = [c for c in calls if c.input_tokens is not None or c.output_tokens is not None]

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
-from collector.assembly.membership import FLAG_HAS_IS_REMOTE, FLAG_IS_REMOTE
+from collector.assembly.membership import (
+    FLAG_HAS_IS_REMOTE,
+    FLAG_IS_REMOTE,
+    RUN_NAMESPACE,
+    run_id_for,
+)
 from collector.assembly.runs import Timers
 from tests.collector.trees import Tree, genai_agent
 
@@ -325,3 +332,12 @@ def test_an_agent_root_alone_shows_no_internals() -> None:
     assert t.run().steps is None
     t.add("chat", {"gen_ai.operation.name": "chat"}, parent=t.spans[0].span_id)
     assert t.run().steps == 0
+
+
+@pytest.mark.parametrize(
+    ("agent", "key"),
+    [("a1", "trace:0af7651916cd43dd8448eb211c80319c"), ("agent-é", "run:r/ü"), ("", "")],
+)
+def test_run_ids_are_the_uuid5_of_agent_and_key(agent: str, key: str) -> None:
+    """run_id_for skips the UUID object; the ids must stay exactly uuid5's."""
+    assert run_id_for(agent, key) == str(uuid.uuid5(RUN_NAMESPACE, f"{agent}\x00{key}"))
