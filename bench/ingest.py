@@ -124,7 +124,7 @@ def _emptied(url: str) -> str:
     cli("db", "upgrade", "--database-url", url)
     engine = create_engine(url)
     with engine.begin() as conn:
-        for table in ("spans", "runs", "agents", "keys", "trace_locks"):
+        for table in ("spans", "runs", "agents", "keys", "traces"):
             conn.execute(text(f"DELETE FROM {table}"))
     engine.dispose()
     return url

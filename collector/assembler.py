@@ -8,7 +8,7 @@ snapshot), and gives the batch writer the runs to store. A sweep turns timers
 
 Correct with several writers (other processes): each stored result carries
 the span count it was computed from, checked inside the storing transaction
-while that trace is locked (storage.dialect.lock_traces); a trace that
+while that trace is locked (storage.dialect.register_traces); a trace that
 changed meanwhile is recomputed instead of overwritten.
 """
 

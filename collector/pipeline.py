@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 
 from collector.errors import Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import lock_traces
+from collector.storage.dialect import register_traces
 from collector.storage.engine import Database
 from collector.storage.run_writes import RUN_COLUMNS, store_fresh_runs
 from collector.storage.writes import write_batch
@@ -59,7 +59,7 @@ class Job:
     """Any other write for the writer's next transaction (runs, retention)."""
 
     write: Callable[[Connection], Any]
-    traces: frozenset[TraceKey] = frozenset()  # locked before any write (dialect.lock_traces)
+    traces: frozenset[TraceKey] = frozenset()  # registered (locked) before any write
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -167,7 +167,7 @@ class IngestPipeline:
         try:
             with self._db.writer.begin() as conn:
                 locked = touched.union(*(job.traces for job in jobs))
-                lock_traces(conn, locked, self._clock())
+                register_traces(conn, locked, self._clock())
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more. Likewise runs
                 # assembled from one request count only for traces not stored yet.

@@ -5,9 +5,9 @@ DB-API cursor with tuples: SQLAlchemy's per-row parameter processing cost
 more than the insert itself (PERFORMANCE.md; measured in bench/ingest.py).
 
 Several processes on one PostgreSQL database: every transaction that writes a
-trace's spans or runs first row-locks that trace's `trace_locks` row (an
-upsert, all of a transaction's traces in one statement, sorted, so two
-transactions never wait on each other in a cycle). Per-trace work is then
+trace's spans or runs first row-locks that trace's `traces` row (an upsert,
+all of a transaction's traces in one statement, sorted, so two transactions
+never wait on each other in a cycle). Per-trace work is then
 serialised exactly as SQLite's single writer serialises it: a run computed
 from N spans is checked against the stored count and written with no insert
 of that trace in between, and "no span of this trace is stored yet" (the
@@ -122,6 +122,20 @@ def _insert_copied(
 ) -> None:
     """Rows in by binary COPY, then into the table in one statement, in order."""
     names = ", ".join(columns)
+    staging = _copy_to_staging(conn, table, columns, rows)
+    cur = cursor(conn)
+    cur.execute(
+        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
+        f"ORDER BY {columns[0]} {conflict}"
+    )
+    cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
+
+
+def _copy_to_staging(
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+) -> str:
+    """Binary COPY into this session's staging table for `table`; its name."""
+    names = ", ".join(columns)
     staging = f"_staged_{table.name}"
     cur = cursor(conn)
     cur.execute(
@@ -132,11 +146,59 @@ def _insert_copied(
         copy.set_types([_binary_type(table, c) for c in columns])
         for row in rows:
             copy.write_row(row)
-    cur.execute(
-        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
-        f"ORDER BY {columns[0]} {conflict}"
+    return staging
+
+
+def insert_spans(
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """Insert span rows (owner and trace_id first), each keyed by its trace's
+    number from `traces` (register_traces ran first); duplicates are skipped."""
+    if not rows:
+        return
+    if columns[:2] != ("owner", "trace_id"):
+        raise ValueError("span rows must start with owner, trace_id")
+    names = ", ".join(columns)
+    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
+        staging = _copy_to_staging(conn, table, columns, rows)
+        picked = ", ".join(f"s.{c}" for c in columns)
+        cur = cursor(conn)
+        cur.execute(
+            f"INSERT INTO {table.name} (trace_ref, {names}) SELECT t.id, {picked} "
+            f"FROM {staging} s JOIN traces t ON t.owner = s.owner AND t.trace_id = s.trace_id "
+            "ORDER BY t.id, s.span_id ON CONFLICT DO NOTHING"
+        )
+        cur.execute(f"DELETE FROM {staging}")
+        return
+    if is_postgresql(conn):
+        marks = ", ".join(["%s"] * len(columns))
+        lookup = "(SELECT id FROM traces WHERE owner = %s AND trace_id = %s)"
+        params: Sequence[tuple[Any, ...]] = [(row[0], row[1], *row) for row in rows]
+    else:  # numbered parameters: the row tuple is bound as it is
+        marks = ", ".join(f"?{i}" for i in range(1, len(columns) + 1))
+        lookup = "(SELECT id FROM traces WHERE owner = ?1 AND trace_id = ?2)"
+        params = rows
+    cursor(conn).executemany(
+        f"INSERT INTO {table.name} (trace_ref, {names}) VALUES ({lookup}, {marks}) "
+        "ON CONFLICT DO NOTHING",
+        params,
     )
-    cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
+
+
+def select_trace_spans(
+    conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """SELECT span columns of these traces of one owner, as plain tuples."""
+    mark = _marker(conn)
+    picked = ", ".join(f"s.{c}" for c in columns)
+    sql = (
+        f"SELECT {picked} FROM traces t JOIN spans s ON s.trace_ref = t.id "
+        f"WHERE t.owner = {mark} AND t.trace_id IN ({', '.join([mark] * len(trace_ids))})"
+    )
+    cur = cursor(conn)
+    cur.execute(sql, (owner, *trace_ids))
+    rows: list[tuple[Any, ...]] = cur.fetchall()
+    return rows
 
 
 def select_in(
@@ -162,37 +224,49 @@ def is_postgresql(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
 
 
-def lock_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:
-    """Hold every (owner, trace id) of this transaction until it ends (PostgreSQL).
+def register_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:
+    """Give every (owner, trace id) of this transaction its `traces` row.
 
-    SQLite needs nothing: BEGIN IMMEDIATE already holds the database lock.
+    PostgreSQL: an upsert, so the transaction also holds those rows until it
+    ends (sorted: no wait cycle). SQLite: inserted if new, never rewritten (a
+    rewrite would dirty a random page); BEGIN IMMEDIATE holds the database.
     """
-    if not is_postgresql(conn):
-        return
     ordered = sorted(set(traces))
     if not ordered:
         return
+    if not is_postgresql(conn):
+        cursor(conn).executemany(
+            "INSERT INTO traces (owner, trace_id, touched_at) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [(owner, trace_id, now) for owner, trace_id in ordered],
+        )
+        return
     cursor(conn).execute(
-        "INSERT INTO trace_locks (owner, trace_id, touched_at) "
+        "INSERT INTO traces (owner, trace_id, touched_at) "
         "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
         "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
         (now, [o for o, _ in ordered], [t for _, t in ordered]),
     )
 
 
-def delete_unused_trace_locks(conn: Connection, older_than: float) -> None:
-    """Retention of lock rows, never waiting on one a writer holds right now.
+def delete_unused_traces(conn: Connection, older_than: float) -> None:
+    """Retention of trace rows no span refers to any more.
 
-    A writer that holds a lock row may be waiting for this transaction (a
-    duplicate of a span being deleted): waiting for it in turn would be a cycle.
+    PostgreSQL: never waits on a row a writer holds right now (that writer
+    may be waiting for this transaction: a duplicate of a span being
+    deleted), and a row a writer touched since is kept (`touched_at` is
+    re-checked on the newest row version).
     """
+    unused = (
+        "touched_at < :t AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.trace_ref = traces.id)"
+    )
     if not is_postgresql(conn):
-        conn.execute(text("DELETE FROM trace_locks WHERE touched_at < :t"), {"t": older_than})
+        conn.execute(text(f"DELETE FROM traces WHERE {unused}"), {"t": older_than})
         return
     conn.execute(
         text(
-            "DELETE FROM trace_locks WHERE (owner, trace_id) IN (SELECT owner, trace_id "
-            "FROM trace_locks WHERE touched_at < :t FOR UPDATE SKIP LOCKED)"
+            "DELETE FROM traces WHERE id IN "
+            f"(SELECT id FROM traces WHERE {unused} FOR UPDATE SKIP LOCKED)"
         ),
         {"t": older_than},
     )

@@ -12,8 +12,13 @@ from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
-from collector.storage.dialect import delete_unused_trace_locks, select_in, upsert_rows
-from collector.storage.tables import runs, spans
+from collector.storage.dialect import (
+    delete_unused_traces,
+    select_in,
+    select_trace_spans,
+    upsert_rows,
+)
+from collector.storage.tables import runs, spans, traces
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
@@ -77,7 +82,7 @@ def load_trace_facts(
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
     for chunk in _chunks(trace_ids):
-        for row in select_in(conn, spans, FACT_COLUMNS, {"owner": owner}, "trace_id", chunk):
+        for row in select_trace_spans(conn, FACT_COLUMNS, owner, chunk):
             found[row[0]].append(to_span_facts(row[1:]))
     return found
 
@@ -182,9 +187,10 @@ def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[
     counts: dict[str, int] = {}
     for chunk in _chunks(trace_ids):
         rows = conn.execute(
-            select(spans.c.trace_id, func.count())
-            .where(spans.c.owner == owner, spans.c.trace_id.in_(chunk))
-            .group_by(spans.c.trace_id)
+            select(traces.c.trace_id, func.count())
+            .select_from(traces.join(spans, spans.c.trace_ref == traces.c.id))
+            .where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
+            .group_by(traces.c.trace_id)
         )
         counts.update({trace_id: int(count) for trace_id, count in rows})
     return counts
@@ -201,9 +207,9 @@ def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str
 
 
 def delete_old_spans(conn: Connection, older_than: float) -> int:
-    """Span retention; lock rows of traces not written since go with them."""
+    """Span retention; trace rows no span refers to any more go with them."""
     result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
-    delete_unused_trace_locks(conn, older_than)
+    delete_unused_traces(conn, older_than)
     return int(result.rowcount)
 
 

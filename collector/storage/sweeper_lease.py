@@ -1,6 +1,6 @@
 """Which process sweeps timers and retention when several share one database.
 
-Every process can recompute any trace correctly (dialect.lock_traces), so the
+Every process can recompute any trace correctly (dialect.register_traces), so the
 sweep is about not doing the same work twice, not about safety: on
 PostgreSQL the sweeper is whoever holds a session advisory lock, kept on one
 dedicated connection. When that process dies its connection closes, the

@@ -1,4 +1,4 @@
-"""The schema: keys, agents, spans (one row per stored span), runs, trace locks."""
+"""The schema: keys, agents, traces, spans (one row per stored span), runs."""
 
 from __future__ import annotations
 
@@ -46,12 +46,30 @@ agents = Table(
     UniqueConstraint("owner", "name", name="uq_agents_owner_name"),
 )
 
+# One row per (owner, trace): its number, given in order of first sight.
+# Spans are keyed by that number, so the span index grows at its right edge;
+# keyed by the random trace id itself, every span dirtied a random index page
+# (a whole page written to the WAL, and again at checkpoint: ~8 KB per ~1 KB
+# span, growing with the table). Only this table is keyed by the random id,
+# once per trace. On PostgreSQL it is also the lock row every transaction
+# writing a trace's spans or runs upserts first (storage/dialect.register_traces).
+traces = Table(
+    "traces",
+    metadata,
+    Column("id", SPAN_ROW_ID, primary_key=True, autoincrement=True),
+    Column("owner", String(200), nullable=False),
+    Column("trace_id", String(32), nullable=False),
+    Column("touched_at", Float, nullable=False),
+    UniqueConstraint("owner", "trace_id", name="uq_traces_owner_trace"),
+)
+
 # A rowid table with ONE narrow unique index: random keys in a clustered
 # index split pages (PERFORMANCE.md), and every extra index costs each insert.
 spans = Table(
     "spans",
     metadata,
     Column("id", SPAN_ROW_ID, primary_key=True, autoincrement=True),
+    Column("trace_ref", SPAN_ROW_ID, nullable=False),  # traces.id
     Column("owner", String(200), nullable=False),
     Column("trace_id", String(32), nullable=False),
     Column("span_id", String(16), nullable=False),
@@ -72,7 +90,7 @@ spans = Table(
     Column("facts", Text, nullable=False),
     Column("encoded", LargeBinary, nullable=False),
     Column("resource", LargeBinary, nullable=False),
-    Index("ux_spans_identity", "owner", "trace_id", "span_id", unique=True),
+    Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
 )
 
 runs = Table(
@@ -122,15 +140,4 @@ runs = Table(
         "cost_usd",
     ),
     Index("ix_runs_check", "check_at"),
-)
-
-# One row per trace, upserted (and so row-locked) in sorted order by every
-# PostgreSQL transaction that writes the trace's spans or runs: see
-# storage/dialect.lock_traces. SQLite serialises writers itself and leaves it empty.
-trace_locks = Table(
-    "trace_locks",
-    metadata,
-    Column("owner", String(200), primary_key=True),
-    Column("trace_id", String(32), primary_key=True),
-    Column("touched_at", Float, nullable=False),
 )

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import insert_ignore_rows
+from collector.storage.dialect import insert_ignore_rows, insert_spans
 from collector.storage.tables import agents, spans
 
 SPAN_COLUMNS: Final = (
@@ -42,4 +42,4 @@ def write_batch(
 ) -> None:
     """One group commit's rows; duplicates (exporter retries) are stored once."""
     insert_ignore_rows(conn, agents, AGENT_COLUMNS, agent_rows)
-    insert_ignore_rows(conn, spans, SPAN_COLUMNS, span_rows)
+    insert_spans(conn, spans, SPAN_COLUMNS, span_rows)

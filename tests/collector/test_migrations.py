@@ -7,11 +7,15 @@ from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
 
+from collector.storage.dialect import register_traces
 from collector.storage.engine import create_schema, open_database
 from collector.storage.keys import KeyStore
-from collector.storage.migrate import current_revision, head_revision
+from collector.storage.migrate import current_revision, head_revision, upgrade
+from collector.storage.run_writes import load_trace_facts
 from collector.storage.tables import metadata
+from collector.storage.writes import SPAN_COLUMNS, write_batch
 from tests.integration.processes import cli
 
 
@@ -58,4 +62,34 @@ def test_processes_starting_together_migrate_one_after_the_other(database_url: s
     assert current_revision(db) == head_revision()
     assert len(KeyStore(db).list()) == 1
     assert keys_made.get(timeout=5) == 1 and keys_made.empty()
+    db.dispose()
+
+
+def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str) -> None:
+    """0003 keys spans by trace number: spans stored before it stay readable."""
+    db = open_database(database_url)
+    upgrade(db, "0002")
+    stored = [("o", "t1", "a", 5.0), ("o", "t1", "b", 6.0), ("o", "t2", "a", 1.0)]
+    names = ", ".join(SPAN_COLUMNS)
+    marks = ", ".join(f":{c}" for c in SPAN_COLUMNS)
+    with db.writer.begin() as conn:
+        for owner, trace_id, span_id, received_at in stored:
+            values = dict.fromkeys(SPAN_COLUMNS, "") | {"grader": False, "facts": "{}"}
+            values |= dict.fromkeys(("kind", "start_ns", "end_ns", "status_code", "flags"), 0)
+            values |= {"owner": owner, "trace_id": trace_id, "span_id": span_id}
+            values |= {"received_at": received_at, "encoded": b"", "resource": b""}
+            conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)
+    create_schema(db)
+    with db.reader.connect() as conn:
+        numbered = conn.execute(text("SELECT trace_id, id FROM traces ORDER BY id")).all()
+        facts = load_trace_facts(conn, "o", ["t1", "t2"])
+    assert [trace for trace, _ in numbered] == ["t2", "t1"]  # in order of first sight
+    assert sorted(f.span_id for f in facts["t1"]) == ["a", "b"]
+    assert [f.span_id for f in facts["t2"]] == ["a"]
+    with db.writer.begin() as conn:  # a retried span is still a duplicate
+        register_traces(conn, [("o", "t1")], 7.0)
+        row = conn.execute(text(f"SELECT {names} FROM spans WHERE span_id = 'a' LIMIT 1")).one()
+        write_batch(conn, [], [tuple(row)])
+    with db.reader.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM spans")).scalar_one() == 3
     db.dispose()

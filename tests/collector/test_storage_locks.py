@@ -1,4 +1,4 @@
-"""Cross-process coordination in storage: trace locks and the sweeper lease."""
+"""Cross-process coordination in storage: trace rows as locks, retention, the sweeper lease."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import threading
 
 from sqlalchemy import text
 
-from collector.storage.dialect import lock_traces
+from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, create_schema, open_database
-from collector.storage.run_writes import delete_old_spans
+from collector.storage.run_writes import delete_old_spans, load_trace_facts
 from collector.storage.sweeper_lease import SweeperLease
+from collector.storage.writes import SPAN_COLUMNS, write_batch
 from tests.postgres import PostgresCluster
 
 
@@ -57,47 +58,60 @@ def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresC
 
     def second_writer() -> None:
         with db.writer.begin() as conn:
-            lock_traces(conn, [("o", "t2"), ("o", "t1")], 2.0)
+            register_traces(conn, [("o", "t2"), ("o", "t1")], 2.0)
             acquired.set()
 
     try:
         with db.writer.begin() as conn:
-            lock_traces(conn, [("o", "t1")], 1.0)
+            register_traces(conn, [("o", "t1")], 1.0)
             thread = threading.Thread(target=second_writer)
             thread.start()
             assert not acquired.wait(0.5)  # held until we commit
         assert acquired.wait(10)
         thread.join(10)
         with db.reader.connect() as conn:
-            rows = conn.execute(text("SELECT trace_id, touched_at FROM trace_locks ORDER BY 1"))
+            rows = conn.execute(text("SELECT trace_id, touched_at FROM traces ORDER BY 1"))
             assert [tuple(r) for r in rows] == [("t1", 2.0), ("t2", 2.0)]
     finally:
         db.dispose()
 
 
-def test_retention_deletes_old_spans_and_unused_lock_rows(database_url: str) -> None:
+def _span_row(trace_id: str, span_id: str, received_at: float) -> tuple[object, ...]:
+    values: dict[str, object] = {"owner": "o", "trace_id": trace_id, "span_id": span_id}
+    values |= {"received_at": received_at, "grader": False, "facts": "{}"}
+    values |= {"encoded": b"", "resource": b""}
+    numbers = {"kind", "start_ns", "end_ns", "status_code", "flags"}
+    return tuple(values.get(c, 0 if c in numbers else "") for c in SPAN_COLUMNS)
+
+
+def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: str) -> None:
     db = migrated(database_url)
     try:
         with db.writer.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO trace_locks (owner, trace_id, touched_at) VALUES "
-                    "('o', 'old', 1.0), ('o', 'held', 1.0), ('o', 'new', 100.0)"
-                )
-            )
+            register_traces(conn, [("o", t) for t in ("old", "held", "spanned", "gone")], 1.0)
+            register_traces(conn, [("o", "new")], 100.0)
+            rows = [_span_row("spanned", "s1", 10.0), _span_row("spanned", "s2", 60.0)]
+            write_batch(conn, [], [*rows, _span_row("gone", "s3", 10.0)])
         holder = None
         if db.dialect == "postgresql":  # a writer holds one old row right now
             holder = db.writer.connect()
             holder.begin()
-            lock_traces(holder, [("o", "held")], 1.0)
+            register_traces(holder, [("o", "held")], 1.0)
         with db.writer.begin() as conn:
-            assert delete_old_spans(conn, older_than=50.0) == 0
+            assert delete_old_spans(conn, older_than=50.0) == 2
         if holder is not None:
             holder.rollback()
             holder.close()
         with db.reader.connect() as conn:
-            left = {r[0] for r in conn.execute(text("SELECT trace_id FROM trace_locks"))}
-        assert left == ({"held", "new"} if db.dialect == "postgresql" else {"new"})
+            left = {r[0] for r in conn.execute(text("SELECT trace_id FROM traces"))}
+            kept = conn.execute(text("SELECT span_id FROM spans")).all()
+            facts = load_trace_facts(conn, "o", ["spanned"])
+        # "held" goes on SQLite (one writer: nobody can hold it) and stays on
+        # PostgreSQL while its writer is open; "spanned" keeps its last span.
+        expected = {"new", "spanned", "held"} if db.dialect == "postgresql" else {"new", "spanned"}
+        assert left == expected
+        assert [tuple(r) for r in kept] == [("s2",)]
+        assert [f.span_id for f in facts["spanned"]] == ["s2"]
     finally:
         db.dispose()
 

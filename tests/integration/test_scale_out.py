@@ -4,7 +4,7 @@ Every trace is sent whole to a single reference process (its own database).
 The same spans, shuffled, split into pieces with duplicates, go to two
 processes sharing one database, concurrently, over both doors, with the
 pieces of each trace released at the same moment on both sides, so that the
-processes race on the same traces (storage.dialect.lock_traces).
+processes race on the same traces (storage.dialect.register_traces).
 """
 
 from __future__ import annotations
