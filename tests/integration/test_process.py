@@ -14,6 +14,7 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from tests.integration.processes import (
+    HTTP_TRANSPORT_ERRORS,
     ExportRefused,
     OtlpClient,
     ServerProcess,
@@ -42,7 +43,7 @@ def exporter_loop(
         spans = [span(trace_id, new_span_id(), f"s{i}") for i in range(20)]
         try:
             client.export(request(spans).SerializeToString(), door)
-        except (httpx.HTTPError, grpc.RpcError, ExportRefused):
+        except (*HTTP_TRANSPORT_ERRORS, grpc.RpcError, ExportRefused):
             time.sleep(0.01)
             continue
         acked.extend(s.span_id.hex() for s in spans)
