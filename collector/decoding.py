@@ -81,56 +81,75 @@ def decode_job(job: DecodeJob) -> DecodedRows:
     owner, grader, now = job.owner, job.grader, job.received_at
     names: dict[int, tuple[str, str]] = {}
     by_trace: dict[str, dict[str, SpanFacts]] = {}
+    rows, agents = result.rows, result.agents
     for span in decoded.spans:
-        resource_key = id(span.resource)
-        if resource_key not in names:  # one resource per ResourceSpans, shared
-            name = agent_name(span.resource)
-            names[resource_key] = (name, _agent_id(owner, name))
-        name, ident = names[resource_key]
-        result.agents[ident] = name
-        role, rule, facts = span_facts(
-            span.name, span.attributes, span.resource, span.exception_type
-        )
-        by_trace.setdefault(span.trace_id, {}).setdefault(
-            span.span_id,
-            SpanFacts(
-                span.span_id,
-                span.parent_span_id,
+        # Unpacked once: a NamedTuple's field reads are each a descriptor call.
+        (
+            trace_id,
+            span_id,
+            parent,
+            name,
+            kind,
+            start,
+            end,
+            code,
+            message,
+            flags,
+            attributes,
+            resource,
+            scope_name,
+            exception_type,
+            encoded,
+            resource_encoded,
+        ) = span
+        known = names.get(id(resource))  # one resource per ResourceSpans, shared
+        if known is None:
+            agent = agent_name(resource)
+            known = names[id(resource)] = (agent, _agent_id(owner, agent))
+        agent, ident = known
+        agents[ident] = agent
+        role, rule, facts = span_facts(name, attributes, resource, exception_type)
+        members = by_trace.get(trace_id)
+        if members is None:
+            members = by_trace[trace_id] = {}
+        if span_id not in members:
+            members[span_id] = SpanFacts(
+                span_id,
+                parent,
                 ident,
-                span.name,
-                span.start_ns,
-                span.end_ns,
-                span.status_code,
-                span.flags,
+                name,
+                start,
+                end,
+                code,
+                flags,
                 now,
                 grader,
                 role,
                 rule,
                 facts,
-            ),
-        )
-        result.rows.append(
+            )
+        rows.append(
             (
                 owner,
-                span.trace_id,
-                span.span_id,
-                span.parent_span_id,
+                trace_id,
+                span_id,
+                parent,
                 ident,
-                span.name,
-                span.kind,
-                span.start_ns,
-                span.end_ns,
-                span.status_code,
-                span.status_message,
-                span.flags,
-                span.scope_name,
+                name,
+                kind,
+                start,
+                end,
+                code,
+                message,
+                flags,
+                scope_name,
                 now,
                 grader,
                 role,
                 rule,
                 encode_facts(facts),
-                span.encoded,
-                span.resource_encoded,
+                encoded,
+                resource_encoded,
             )
         )
     for trace_id, members in by_trace.items():
