@@ -20,7 +20,7 @@ from typing import Any
 import proto
 from collector.agents import agent_id, agent_name
 from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
-from collector.assembly.facts import SpanFacts, span_facts
+from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.runs import Timers, assemble_trace
 from collector.errors import BadRequest, PayloadTooLarge
 from collector.storage.run_writes import TERMINAL, encode_facts, run_row
@@ -79,7 +79,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         raise BadRequest(str(exc)) from None
     result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
     owner, grader, now = job.owner, job.grader, job.received_at
-    names: dict[int, tuple[str, str]] = {}
+    names: dict[int, tuple[str, str, dict[str, str]]] = {}
     by_trace: dict[str, dict[str, SpanFacts]] = {}
     rows, agents = result.rows, result.agents
     for span in decoded.spans:
@@ -105,10 +105,10 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         known = names.get(id(resource))  # one resource per ResourceSpans, shared
         if known is None:
             agent = agent_name(resource)
-            known = names[id(resource)] = (agent, _agent_id(owner, agent))
-        agent, ident = known
+            known = names[id(resource)] = (agent, _agent_id(owner, agent), resource_facts(resource))
+        agent, ident, inherited = known
         agents[ident] = agent
-        role, rule, facts = span_facts(name, attributes, resource, exception_type)
+        role, rule, facts = span_facts(name, attributes, inherited, exception_type)
         members = by_trace.get(trace_id)
         if members is None:
             members = by_trace[trace_id] = {}

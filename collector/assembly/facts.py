@@ -112,16 +112,28 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def resource_facts(resource: Mapping[str, Any]) -> dict[str, str]:
+    """What a span inherits from its resource: computed once per resource."""
+    found: dict[str, str] = {}
+    run = _text(resource.get("badge.run.id"))
+    if run is not None:
+        found["run"] = run
+    task = _text(first(resource, c.TASK_KEYS))
+    if task is not None:
+        found["rtask"] = task
+    return found
+
+
 def span_facts(
     name: str,
     attrs: Mapping[str, Any],
-    resource: Mapping[str, Any],
+    inherited: Mapping[str, str],
     exception_type: str | None,
 ) -> tuple[str, str, dict[str, Any]]:
     """(role, rule, facts) of one span; facts hold only what is present.
 
     One pass over the lifted attributes (a handful per span): this runs for
-    every span at ingest.
+    every span at ingest. `inherited` is `resource_facts` of its resource.
     """
     verdict = classify(name, attrs)
     best: dict[str, tuple[int, Any]] = {}
@@ -138,13 +150,9 @@ def span_facts(
         converted = _CONVERT[fact](value) if fact in _CONVERT else str(value)
         if converted is not None:
             facts[fact] = converted
-    if "run" not in facts:
-        resource_run = _text(resource.get("badge.run.id"))
-        if resource_run is not None:
-            facts["run"] = resource_run
-    resource_task = _text(first(resource, c.TASK_KEYS))
-    if resource_task is not None:
-        facts["rtask"] = resource_task
+    if inherited:
+        for fact, value in inherited.items():  # a span's own badge.run.id wins
+            facts.setdefault(fact, value)
     if verdict.why_not:
         facts["why"] = verdict.why_not
     if exception_type:

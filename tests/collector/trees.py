@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.assembly.facts import SpanFacts, span_facts
+from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.runs import Run, Timers, assemble_trace
 
 TRACE = "ab" * 16
@@ -34,7 +34,7 @@ class Tree:
     ) -> str:
         span_id = f"{self._next:016x}"
         self._next += 1
-        role, rule, facts = span_facts(name, attrs or {}, resource or {}, exception)
+        role, rule, facts = span_facts(name, attrs or {}, resource_facts(resource or {}), exception)
         self.spans.append(
             SpanFacts(
                 span_id,
