@@ -1,6 +1,6 @@
 """Durable spans/s through OTLP/HTTP and OTLP/gRPC (issue: ingestion benchmark).
 
-    python bench/ingest.py [--requests 200] [--rounds 3]
+    python bench/ingest.py [--requests 200] [--rounds 3] [--growing]
                            [--store sqlite|postgresql] [--processes N] [--database-url URL]
 
 Starts real collector processes (N of them, sharing one database) on a fresh
@@ -10,6 +10,8 @@ first send to the last acknowledgement (an OK is only sent after commit, so
 that is the last durable span), then checks every span is stored.
 `--store postgresql` starts a throwaway cluster with PostgreSQL's durable
 defaults (fsync, synchronous_commit on) for the whole benchmark.
+`--growing` keeps one database for all rounds of a door (new spans each
+round), to show how the rate holds up as the tables grow.
 """
 
 from __future__ import annotations
@@ -73,7 +75,9 @@ def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]
     return elapsed
 
 
-def one_round(door: str, bodies: list[bytes], database_url: str, processes: int) -> float:
+def one_round(
+    door: str, bodies: list[bytes], database_url: str, processes: int, stored_before: int = 0
+) -> float:
     key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
     servers = [start_server(database_url) for _ in range(processes)]
     try:
@@ -86,8 +90,8 @@ def one_round(door: str, bodies: list[bytes], database_url: str, processes: int)
         stored = conn.execute(text("SELECT count(*) FROM spans")).scalar_one()
     engine.dispose()
     spans = len(bodies) * 512
-    if stored != spans:
-        raise SystemExit(f"stored {stored} spans, sent {spans}")
+    if stored != stored_before + spans:
+        raise SystemExit(f"stored {stored - stored_before} spans, sent {spans}")
     return spans / elapsed
 
 
@@ -138,6 +142,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--database-url", default=None, help="an existing database (emptied)")
     parser.add_argument("--doors", default="http,grpc")
+    parser.add_argument("--growing", action="store_true", help="one database for all rounds")
     args = parser.parse_args()
     bodies = build_requests(args.requests)
     store = args.database_url.split(":")[0] if args.database_url else args.store
@@ -148,6 +153,9 @@ def main() -> None:
     with ExitStack() as stack:
         databases = fresh_databases(args.store, args.database_url, stack)
         for door in args.doors.split(","):
+            if args.growing:
+                growing(door, args, databases())
+                continue
             rates = [
                 one_round(door, bodies, databases(), args.processes) for _ in range(args.rounds)
             ]
@@ -155,6 +163,16 @@ def main() -> None:
                 f"OTLP/{door.upper():4} durable spans/s: median {statistics.median(rates):,.0f} "
                 f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
             )
+
+
+def growing(door: str, args: argparse.Namespace, database_url: str) -> None:
+    """Rounds of new spans into one database: the rate as the tables grow."""
+    rounds = [build_requests(args.requests, seed=100 + i) for i in range(args.rounds)]
+    stored = 0
+    for bodies in rounds:
+        rate = one_round(door, bodies, database_url, args.processes, stored)
+        stored += len(bodies) * 512
+        print(f"OTLP/{door.upper():4} durable spans/s: {rate:,.0f} with {stored:,} spans stored")
 
 
 if __name__ == "__main__":
