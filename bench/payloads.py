@@ -52,7 +52,7 @@ def _trace_spans(rnd: random.Random, base_ns: int) -> list[Span]:
                 {
                     "role": "user",
                     "parts": [
-                        {"type": "text", "content": f"Where is my order A{turn}? " + "x" * 260}
+                        {"type": "text", "content": f"Where is my order A{turn}? " + "x" * 467}
                     ],
                 }
             ]
