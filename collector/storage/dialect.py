@@ -158,14 +158,22 @@ def insert_spans(
         return
     if columns[:2] != ("owner", "trace_id"):
         raise ValueError("span rows must start with owner, trace_id")
+    span_at = columns.index("span_id")
     names = ", ".join(columns)
     if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
-        staging = _copy_to_staging(conn, table, columns, rows)
+        # One statement sees its duplicates in no set order: the first one
+        # is kept here, as a sequence of inserts would keep it.
+        first: dict[tuple[Any, Any, Any], tuple[Any, ...]] = {}
+        for row in rows:
+            first.setdefault((row[0], row[1], row[span_at]), row)
+        staging = _copy_to_staging(conn, table, columns, list(first.values()))
         picked = ", ".join(f"s.{c}" for c in columns)
         cur = cursor(conn)
         cur.execute(
             f"INSERT INTO {table.name} (trace_ref, {names}) SELECT t.id, {picked} "
-            f"FROM {staging} s JOIN traces t ON t.owner = s.owner AND t.trace_id = s.trace_id "
+            # LEFT: a trace never registered fails NOT NULL, loudly, not dropped.
+            f"FROM {staging} s LEFT JOIN traces t "
+            "ON t.owner = s.owner AND t.trace_id = s.trace_id "
             "ORDER BY t.id, s.span_id ON CONFLICT DO NOTHING"
         )
         cur.execute(f"DELETE FROM {staging}")

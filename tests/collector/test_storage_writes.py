@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from collector.storage.dialect import insert_ignore_rows, upsert_rows
+from collector.storage.dialect import insert_ignore_rows, register_traces, upsert_rows
 from collector.storage.engine import create_schema, open_database
-from collector.storage.tables import agents, keys
+from collector.storage.tables import agents, keys, spans, traces
+from collector.storage.writes import SPAN_COLUMNS, write_batch
 
 
 def agent_row(i: int, name: str | None = None) -> tuple[Any, ...]:
@@ -54,4 +55,46 @@ def test_upsert_overwrites_and_the_last_duplicate_wins(database_url: str, size: 
     assert len(stored) == size
     assert (stored[1].role, stored[1].revoked_at) == ("agent", 9.5)
     assert all(stored[i + 1].role == "grader" for i in range(1, size))
+    db.dispose()
+
+
+def span_row(trace: int, span: int, name: str) -> tuple[Any, ...]:
+    values = {"owner": "o", "trace_id": f"{trace:032x}", "span_id": f"{span:016x}", "name": name}
+    values |= {"grader": False, "facts": "{}", "encoded": b"", "resource": b""}
+    numbers = ("kind", "start_ns", "end_ns", "status_code", "flags", "received_at")
+    return tuple(values.get(c, 0 if c in numbers else "") for c in SPAN_COLUMNS)
+
+
+@pytest.mark.parametrize("size", [5, 200])
+def test_spans_are_keyed_by_their_trace_number_and_stored_once(
+    database_url: str, size: int
+) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    batch = [span_row(i % 7, i, "first") for i in range(size)] + [span_row(1, 1, "retry")]
+    with db.writer.begin() as conn:
+        register_traces(conn, {("o", row[1]) for row in batch}, 1.0)
+        write_batch(conn, [], batch)
+        write_batch(conn, [], [span_row(2, 2, "retry")])
+    with db.reader.connect() as conn:
+        stored = conn.execute(
+            select(spans.c.span_id, spans.c.name, traces.c.trace_id).join(
+                traces, traces.c.id == spans.c.trace_ref
+            )
+        ).all()
+    assert len(stored) == size
+    assert {name for _, name, _ in stored} == {"first"}
+    assert all(int(trace, 16) == int(span, 16) % 7 for span, _, trace in stored)
+    db.dispose()
+
+
+@pytest.mark.parametrize("size", [5, 200])
+def test_spans_of_an_unregistered_trace_are_refused_not_dropped(
+    database_url: str, size: int
+) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    # The driver's own error (the hot path uses its cursor): NOT NULL on trace_ref.
+    with pytest.raises(Exception, match=r"(?i)not.null"), db.writer.begin() as conn:
+        write_batch(conn, [], [span_row(1, i, "lost?") for i in range(size)])
     db.dispose()
