@@ -210,7 +210,10 @@ def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> N
 
 
 def test_full_queue_is_503_with_retry_after(tmp_path: Path, database_url: str) -> None:
-    with running_collector(tmp_path, queue_max_spans=4, database_url=database_url) as c:
+    # No sweep while writes are blocked: its retention job would hold the
+    # writer, and then the FIRST export, not the third, would find the queue full.
+    settings = {"queue_max_spans": 4, "sweep_interval_s": 3600.0, "database_url": database_url}
+    with running_collector(tmp_path, **settings) as c:
         with c.writes_blocked():  # the writer now waits for the lock
             first: list[int] = []
             body = simple_trace().SerializeToString()
