@@ -16,6 +16,7 @@ from collector.storage.migrate import current_revision, head_revision, upgrade
 from collector.storage.run_writes import load_trace_facts
 from collector.storage.tables import metadata
 from collector.storage.writes import SPAN_COLUMNS, write_batch
+from tests.collector.span_rows import span_row
 from tests.integration.processes import cli
 
 
@@ -74,10 +75,8 @@ def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str)
     marks = ", ".join(f":{c}" for c in SPAN_COLUMNS)
     with db.writer.begin() as conn:
         for owner, trace_id, span_id, received_at in stored:
-            values = dict.fromkeys(SPAN_COLUMNS, "") | {"grader": False, "facts": "{}"}
-            values |= dict.fromkeys(("kind", "start_ns", "end_ns", "status_code", "flags"), 0)
-            values |= {"owner": owner, "trace_id": trace_id, "span_id": span_id}
-            values |= {"received_at": received_at, "encoded": b"", "resource": b""}
+            row = span_row(trace_id, span_id, owner=owner, received_at=received_at)
+            values = dict(zip(SPAN_COLUMNS, row, strict=True))
             conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)
     create_schema(db)
     with db.reader.connect() as conn:

@@ -10,7 +10,8 @@ from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, create_schema, open_database
 from collector.storage.run_writes import delete_old_spans, load_trace_facts
 from collector.storage.sweeper_lease import SweeperLease
-from collector.storage.writes import SPAN_COLUMNS, write_batch
+from collector.storage.writes import write_batch
+from tests.collector.span_rows import span_row
 from tests.postgres import PostgresCluster
 
 
@@ -76,22 +77,15 @@ def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresC
         db.dispose()
 
 
-def _span_row(trace_id: str, span_id: str, received_at: float) -> tuple[object, ...]:
-    values: dict[str, object] = {"owner": "o", "trace_id": trace_id, "span_id": span_id}
-    values |= {"received_at": received_at, "grader": False, "facts": "{}"}
-    values |= {"encoded": b"", "resource": b""}
-    numbers = {"kind", "start_ns", "end_ns", "status_code", "flags"}
-    return tuple(values.get(c, 0 if c in numbers else "") for c in SPAN_COLUMNS)
-
-
 def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: str) -> None:
     db = migrated(database_url)
     try:
         with db.writer.begin() as conn:
             register_traces(conn, [("o", t) for t in ("old", "held", "spanned", "gone")], 1.0)
             register_traces(conn, [("o", "new")], 100.0)
-            rows = [_span_row("spanned", "s1", 10.0), _span_row("spanned", "s2", 60.0)]
-            write_batch(conn, [], [*rows, _span_row("gone", "s3", 10.0)])
+            rows = [span_row("spanned", "s1", received_at=10.0)]
+            rows += [span_row("spanned", "s2", received_at=60.0)]
+            write_batch(conn, [], [*rows, span_row("gone", "s3", received_at=10.0)])
         holder = None
         if db.dialect == "postgresql":  # a writer holds one old row right now
             holder = db.writer.connect()

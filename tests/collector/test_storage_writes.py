@@ -10,7 +10,8 @@ from sqlalchemy import select
 from collector.storage.dialect import insert_ignore_rows, register_traces, upsert_rows
 from collector.storage.engine import create_schema, open_database
 from collector.storage.tables import agents, keys, spans, traces
-from collector.storage.writes import SPAN_COLUMNS, write_batch
+from collector.storage.writes import write_batch
+from tests.collector.span_rows import span_row
 
 
 def agent_row(i: int, name: str | None = None) -> tuple[Any, ...]:
@@ -58,11 +59,8 @@ def test_upsert_overwrites_and_the_last_duplicate_wins(database_url: str, size: 
     db.dispose()
 
 
-def span_row(trace: int, span: int, name: str) -> tuple[Any, ...]:
-    values = {"owner": "o", "trace_id": f"{trace:032x}", "span_id": f"{span:016x}", "name": name}
-    values |= {"grader": False, "facts": "{}", "encoded": b"", "resource": b""}
-    numbers = ("kind", "start_ns", "end_ns", "status_code", "flags", "received_at")
-    return tuple(values.get(c, 0 if c in numbers else "") for c in SPAN_COLUMNS)
+def numbered(trace: int, span: int, name: str) -> tuple[object, ...]:
+    return span_row(f"{trace:032x}", f"{span:016x}", name=name)
 
 
 @pytest.mark.parametrize("size", [5, 200])
@@ -71,11 +69,11 @@ def test_spans_are_keyed_by_their_trace_number_and_stored_once(
 ) -> None:
     db = open_database(database_url)
     create_schema(db)
-    batch = [span_row(i % 7, i, "first") for i in range(size)] + [span_row(1, 1, "retry")]
+    batch = [numbered(i % 7, i, "first") for i in range(size)] + [numbered(1, 1, "retry")]
     with db.writer.begin() as conn:
         register_traces(conn, {("o", row[1]) for row in batch}, 1.0)
         write_batch(conn, [], batch)
-        write_batch(conn, [], [span_row(2, 2, "retry")])
+        write_batch(conn, [], [numbered(2, 2, "retry")])
     with db.reader.connect() as conn:
         stored = conn.execute(
             select(spans.c.span_id, spans.c.name, traces.c.trace_id).join(
@@ -96,5 +94,5 @@ def test_spans_of_an_unregistered_trace_are_refused_not_dropped(
     create_schema(db)
     # The driver's own error (the hot path uses its cursor): NOT NULL on trace_ref.
     with pytest.raises(Exception, match=r"(?i)not.null"), db.writer.begin() as conn:
-        write_batch(conn, [], [span_row(1, i, "lost?") for i in range(size)])
+        write_batch(conn, [], [numbered(1, i, "lost?") for i in range(size)])
     db.dispose()
