@@ -79,7 +79,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         raise BadRequest(str(exc)) from None
     result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
     owner, grader, now = job.owner, job.grader, job.received_at
-    names: dict[int, tuple[str, str, dict[str, str]]] = {}
+    names: dict[int, tuple[str, dict[str, str]]] = {}  # resource -> agent id, inherited
     by_trace: dict[str, dict[str, SpanFacts]] = {}
     rows, agents = result.rows, result.agents
     for span in decoded.spans:
@@ -105,9 +105,10 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         known = names.get(id(resource))  # one resource per ResourceSpans, shared
         if known is None:
             agent = agent_name(resource)
-            known = names[id(resource)] = (agent, _agent_id(owner, agent), resource_facts(resource))
-        agent, ident, inherited = known
-        agents[ident] = agent
+            ident = _agent_id(owner, agent)
+            agents[ident] = agent
+            known = names[id(resource)] = (ident, resource_facts(resource))
+        ident, inherited = known
         role, rule, facts = span_facts(name, attributes, inherited, exception_type)
         members = by_trace.get(trace_id)
         if members is None:

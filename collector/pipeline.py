@@ -166,8 +166,8 @@ class IngestPipeline:
         done: set[TraceKey] = set()
         try:
             with self._db.writer.begin() as conn:
-                locked = touched.union(*(job.traces for job in jobs))
-                register_traces(conn, locked, self._clock())
+                written = touched.union(*(job.traces for job in jobs))
+                register_traces(conn, written, self._clock())  # PostgreSQL: locked
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more. Likewise runs
                 # assembled from one request count only for traces not stored yet.

@@ -141,17 +141,13 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] |
     for kv in attributes:
         value = kv.value
         text = value.string_value  # "" unless a string: most values are
-        if text:  # a string cannot nest; it needs no WhichOneof (~15% of the pass)
-            key = kv.key
-            if key in keys or (prefixes and key.startswith(prefixes)):
-                lifted[key] = sql_text(text)
-            continue
-        which = value.WhichOneof("value")
-        if which in _NESTED and nesting(value) > max_depth:
-            return None
+        if not text:  # a string cannot nest; it needs no WhichOneof (~15% of the pass)
+            which = value.WhichOneof("value")
+            if which in _NESTED and nesting(value) > max_depth:
+                return None
         key = kv.key
         if key in keys or (prefixes and key.startswith(prefixes)):
-            lifted[key] = value_of(value, which)
+            lifted[key] = sql_text(text) if text else value_of(value, which)
     extra = len(attributes) - limits.max_attributes
     if extra > 0:
         del attributes[limits.max_attributes :]

@@ -150,9 +150,8 @@ def span_facts(
         converted = _CONVERT[fact](value) if fact in _CONVERT else str(value)
         if converted is not None:
             facts[fact] = converted
-    if inherited:
-        for fact, value in inherited.items():  # a span's own badge.run.id wins
-            facts.setdefault(fact, value)
+    for fact, value in inherited.items():  # a span's own badge.run.id wins
+        facts.setdefault(fact, value)
     if verdict.why_not:
         facts["why"] = verdict.why_not
     if exception_type:

@@ -11,13 +11,11 @@ from dataclasses import dataclass
 from collector.assembly.facts import SpanFacts
 
 RUN_NAMESPACE = uuid.UUID("6f1d8a52-3b7e-5c1a-9d2e-b4c0a7e3f915")
+_NAMESPACE_BYTES = RUN_NAMESPACE.bytes
 
 # OTLP span flags: bit 8 says whether bit 9 is known; bit 9 = parent is remote.
 FLAG_HAS_IS_REMOTE = 0x100
 FLAG_IS_REMOTE = 0x200
-
-
-_NAMESPACE_BYTES = RUN_NAMESPACE.bytes
 
 
 def run_id_for(agent_id: str, run_key: str) -> str:

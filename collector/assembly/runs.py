@@ -96,8 +96,7 @@ class _Tree:
         self.by_id = {s.span_id: s for s in members}
         self.root = root
         self.depth = _depths(members, self.by_id, root)
-        depth = self.depth
-        self.ordered = sorted(members, key=lambda s: (depth[s.span_id], s.start_ns, s.span_id))
+        self.ordered = sorted(members, key=self.order)
 
     def order(self, span: SpanFacts) -> tuple[int, int, str]:
         return self.depth[span.span_id], span.start_ns, span.span_id

@@ -15,7 +15,7 @@ single-request fast path) stays true until the commit. Row locks rather than
 `pg_advisory_xact_lock`: a 20,000-span batch can touch thousands of traces,
 and advisory locks live in the bounded shared lock table while row locks
 live in the rows. Other row waits (agents, runs) happen in sorted order too;
-span retention skips lock rows in use. The one cycle left open needs one
+span retention skips trace rows in use. The one cycle left open needs one
 `badge.run.id` reused across two traces written by two processes at the
 same instant; PostgreSQL then aborts one transaction, whose exports get a
 retryable 503: nothing is lost.
@@ -122,21 +122,32 @@ def _insert_copied(
 ) -> None:
     """Rows in by binary COPY, then into the table in one statement, in order."""
     names = ", ".join(columns)
-    staging = _copy_to_staging(conn, table, columns, rows)
-    cur = cursor(conn)
-    cur.execute(
-        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
-        f"ORDER BY {columns[0]} {conflict}"
+    _copied_then(
+        conn,
+        table,
+        columns,
+        rows,
+        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {_staging(table)} "
+        f"ORDER BY {columns[0]} {conflict}",
     )
-    cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
 
 
-def _copy_to_staging(
-    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
-) -> str:
-    """Binary COPY into this session's staging table for `table`; its name."""
+def _staging(table: Table) -> str:
+    """This session's staging table for `table` (a temp table, emptied at commit)."""
+    return f"_staged_{table.name}"
+
+
+def _copied_then(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    statement: str,
+) -> None:
+    """Binary COPY rows into the staging table, run `statement` (an INSERT ...
+    SELECT from it), and empty it again."""
     names = ", ".join(columns)
-    staging = f"_staged_{table.name}"
+    staging = _staging(table)
     cur = cursor(conn)
     cur.execute(
         f"CREATE TEMP TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS "
@@ -146,7 +157,8 @@ def _copy_to_staging(
         copy.set_types([_binary_type(table, c) for c in columns])
         for row in rows:
             copy.write_row(row)
-    return staging
+    cur.execute(statement)
+    cur.execute(f"DELETE FROM {staging}")  # cheaper than TRUNCATE; emptied at commit anyway
 
 
 def insert_spans(
@@ -166,17 +178,18 @@ def insert_spans(
         first: dict[tuple[Any, Any, Any], tuple[Any, ...]] = {}
         for row in rows:
             first.setdefault((row[0], row[1], row[span_at]), row)
-        staging = _copy_to_staging(conn, table, columns, list(first.values()))
         picked = ", ".join(f"s.{c}" for c in columns)
-        cur = cursor(conn)
-        cur.execute(
+        _copied_then(
+            conn,
+            table,
+            columns,
+            list(first.values()),
             f"INSERT INTO {table.name} (trace_ref, {names}) SELECT t.id, {picked} "
             # LEFT: a trace never registered fails NOT NULL, loudly, not dropped.
-            f"FROM {staging} s LEFT JOIN traces t "
+            f"FROM {_staging(table)} s LEFT JOIN traces t "
             "ON t.owner = s.owner AND t.trace_id = s.trace_id "
-            "ORDER BY t.id, s.span_id ON CONFLICT DO NOTHING"
+            "ORDER BY t.id, s.span_id ON CONFLICT DO NOTHING",
         )
-        cur.execute(f"DELETE FROM {staging}")
         return
     if is_postgresql(conn):
         marks = ", ".join(["%s"] * len(columns))

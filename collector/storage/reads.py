@@ -21,7 +21,7 @@ from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
 from collector.storage.engine import Database, ping
 from collector.storage.keys import KeyStore
-from collector.storage.tables import agents, runs, spans, traces
+from collector.storage.tables import agents, runs, spans, trace_spans, traces
 from collector.trace_view import build_trace_view
 from scoring import policy
 
@@ -247,10 +247,11 @@ class SqlReadStore:
         return _run_row(row) if row is not None else None
 
     def trace(self, run: RunRow, max_spans: int) -> TraceView:
-        number = select(traces.c.id).where(
-            traces.c.owner == run.owner, traces.c.trace_id == run.trace_id
+        query = (
+            select(spans)
+            .select_from(trace_spans)
+            .where(traces.c.owner == run.owner, traces.c.trace_id == run.trace_id)
         )
-        query = select(spans).where(spans.c.trace_ref == number.scalar_subquery())
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return build_trace_view(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)

@@ -18,7 +18,7 @@ from collector.storage.dialect import (
     select_trace_spans,
     upsert_rows,
 )
-from collector.storage.tables import runs, spans, traces
+from collector.storage.tables import runs, spans, trace_spans, traces
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
@@ -188,7 +188,7 @@ def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[
     for chunk in _chunks(trace_ids):
         rows = conn.execute(
             select(traces.c.trace_id, func.count())
-            .select_from(traces.join(spans, spans.c.trace_ref == traces.c.id))
+            .select_from(trace_spans)
             .where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
             .group_by(traces.c.trace_id)
         )

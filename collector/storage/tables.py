@@ -93,6 +93,9 @@ spans = Table(
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
 )
 
+# A trace's spans by its (owner, trace_id): through its number, the only index.
+trace_spans = traces.join(spans, spans.c.trace_ref == traces.c.id)
+
 runs = Table(
     "runs",
     metadata,
