@@ -16,11 +16,23 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from proto.errors import DecodeError, TooLarge
 from proto.otlp_json import json_to_request
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
-from proto.values import attributes_to_python, nesting, sql_text, truncate_strings, value_of
+from proto.values import (
+    attributes_to_python,
+    cut_text,
+    limit_attributes,
+    nesting,
+    sql_text,
+    too_deep,
+    value_of,
+)
 
 _CHUNK = 64 * 1024
 _NESTED = frozenset({"array_value", "kvlist_value"})
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
+# OTLP.md "Limits": timestamps are stored as signed 64-bit integers.
+_MAX_NS = (1 << 63) - 1
+# The values the OTLP 1.x enums define; anything else cannot be a real span.
+_MAX_KIND, _MAX_STATUS_CODE = 5, 2
 
 
 def gunzip_limited(body: bytes, limit: int) -> bytes:
@@ -66,10 +78,16 @@ def decode_request(request: Any, selection: Selection, limits: Limits) -> Decode
     errors: dict[str, int] = {}
     trace_hex: dict[bytes, str] = {}  # spans of one trace share the id: hex it once
     for resource_spans in request.resource_spans:
+        refused = _limit_resource(resource_spans.resource, limits)
+        if refused:
+            count = sum(len(ss.spans) for ss in resource_spans.scope_spans)
+            if count:
+                errors[refused] = errors.get(refused, 0) + count
+            continue
         resource = attributes_to_python(resource_spans.resource.attributes)
         resource_encoded = resource_spans.resource.SerializeToString()
         for scope_spans in resource_spans.scope_spans:
-            scope_name = sql_text(scope_spans.scope.name)
+            scope_name = sql_text(cut_text(scope_spans.scope.name, limits.max_string_bytes))
             for span in scope_spans.spans:
                 record = _record(
                     span, trace_hex, resource, resource_encoded, scope_name, selection, limits
@@ -103,22 +121,33 @@ def _record(
     if parent and len(parent) != 8:
         return "parent_span_id must be empty or 8 bytes"
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if end > _MAX_NS or start > _MAX_NS:
+        return "start_time_unix_nano and end_time_unix_nano must be below 2^63"
     if end < start:
         return "end_time_unix_nano is before start_time_unix_nano"
-    lifted = _lift(span, selection, limits)
-    if lifted is None:
+    kind, status = span.kind, span.status
+    if not 0 <= kind <= _MAX_KIND:
+        return f"kind must be a SpanKind (0-{_MAX_KIND})"
+    if not 0 <= status.code <= _MAX_STATUS_CODE:
+        return f"status.code must be a StatusCode (0-{_MAX_STATUS_CODE})"
+    scanned = _lift(span, selection, limits)
+    if scanned is None:
+        return f"attribute nested deeper than {limits.max_depth} levels"
+    long_key, lifted = scanned
+    has_events = bool(span.events)
+    if (has_events or span.links) and any(
+        too_deep(item.attributes, limits.max_depth) for item in (*span.events, *span.links)
+    ):
         return f"attribute nested deeper than {limits.max_depth} levels"
     trace = trace_hex.get(trace_id)
     if trace is None:
         trace = trace_hex[trace_id] = trace_id.hex()
-    status = span.status
-    has_events = bool(span.events)
     return WireSpan(
         trace,
         span_id.hex(),
         parent.hex() if parent and parent != _ZERO_SPAN else "",
         sql_text(span.name),
-        span.kind,
+        kind,
         start,
         end,
         status.code,
@@ -128,45 +157,68 @@ def _record(
         resource,
         scope_name,
         _exception_type(span) if has_events else None,
-        _encode(span, limits, has_events),
+        _encode(span, limits, has_events, long_key),
         resource_encoded,
     )
 
 
-def _lift(span: Any, selection: Selection, limits: Limits) -> dict[str, Value] | None:
-    """One pass over the keys: lift wanted values, check nesting; None = too deep."""
+def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[str, Value]] | None:
+    """One pass over the keys: lift wanted values, check nesting and key sizes.
+
+    None = too deep; else whether a key is over the limit, and the lifted values.
+    """
     lifted: dict[str, Value] = {}
     keys, prefixes, max_depth = selection.keys, selection.prefixes, limits.max_depth
+    long_key, key_chars = False, limits.max_key_bytes // 4  # a character is <= 4 bytes
     attributes = span.attributes
     for kv in attributes:
         value = kv.value
         text = value.string_value  # "" unless a string: most values are
         if not text:  # a string cannot nest; it needs no WhichOneof (~15% of the pass)
             which = value.WhichOneof("value")
-            if which in _NESTED and nesting(value) > max_depth:
+            if which in _NESTED and nesting(value, max_depth) > max_depth:
                 return None
         key = kv.key
+        if len(key) > key_chars:
+            long_key = True
+            key = cut_text(key, limits.max_key_bytes)
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = sql_text(text) if text else value_of(value, which)
     extra = len(attributes) - limits.max_attributes
     if extra > 0:
         del attributes[limits.max_attributes :]
         span.dropped_attributes_count += extra
-    return lifted
+    return long_key, lifted
 
 
-def _encode(span: Any, limits: Limits, has_events: bool) -> bytes:
-    """The span's bytes after the event limit and string truncation (OTLP.md)."""
+def _limit_resource(resource: Any, limits: Limits) -> str | None:
+    """The span limits, applied to a resource in place; a reason if it is refused."""
+    if too_deep(resource.attributes, limits.max_depth):
+        return f"resource attribute nested deeper than {limits.max_depth} levels"
+    resource.dropped_attributes_count += limit_attributes(resource.attributes, limits)
+    return None
+
+
+def _encode(span: Any, limits: Limits, has_events: bool, long_key: bool) -> bytes:
+    """The span's bytes after the OTLP.md limits: events, then every attribute
+    list's keys and values (span, events, links)."""
     if has_events:
         extra = len(span.events) - limits.max_events
         if extra > 0:
             del span.events[limits.max_events :]
             span.dropped_events_count += extra
     encoded: bytes = span.SerializeToString()
-    if len(encoded) > limits.max_string_bytes:  # only a big span can hold a long string
-        truncate_strings(span.attributes, limits.max_string_bytes)
-        for event in span.events:
-            truncate_strings(event.attributes, limits.max_string_bytes)
+    size = len(encoded)
+    # Only a span this big can hold a long value; a long key anywhere makes it
+    # longer than max_key_bytes. Small spans skip the second pass entirely.
+    if (
+        size > limits.max_string_bytes
+        or long_key
+        or ((has_events or span.links) and size > limits.max_key_bytes)
+    ):
+        limit_attributes(span.attributes, limits)
+        for item in (*span.events, *span.links):
+            item.dropped_attributes_count += limit_attributes(item.attributes, limits)
         encoded = span.SerializeToString()
     return encoded
 

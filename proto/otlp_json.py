@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 from google.protobuf import json_format
@@ -20,15 +21,22 @@ from proto.errors import DecodeError
 # A one-byte id: decodes fine, then fails the span's id-length check, so a bad
 # hex id refuses that span (partial success), not the whole request.
 _BAD_ID = base64.b64encode(b"\x00").decode()
+_MAX_MESSAGE = 240  # of the cause; the whole message stays under 300
+# A surrogate escape; most are halves of a pair (ensure_ascii encoders write emoji so).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def json_to_request(body: bytes) -> Any:
     try:
         data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DecodeError(f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise DecodeError("malformed JSON: nested too deeply") from None
+    except ValueError as exc:  # bad UTF-8, bad syntax, an integer of too many digits
+        raise DecodeError(f"malformed JSON: {_short(exc)}") from None
     if not isinstance(data, dict):
         raise DecodeError("OTLP/JSON body must be a JSON object")
+    if _SURROGATE_ESCAPE.search(body):
+        _refuse_lone_surrogates(data)
     try:
         for resource_spans in _items(data, "resourceSpans", "resource_spans"):
             for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans"):
@@ -37,8 +45,24 @@ def json_to_request(body: bytes) -> Any:
                     for link in _items(span, "links", "links"):
                         _fix_ids(link)
         return json_format.ParseDict(data, ExportTraceServiceRequest(), ignore_unknown_fields=True)
-    except (json_format.ParseError, TypeError, AttributeError, ValueError) as exc:
-        raise DecodeError(f"invalid OTLP/JSON request: {exc}") from None
+    # protobuf stops at 100 levels itself; RecursionError only in case it did not.
+    except (json_format.ParseError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+        raise DecodeError(f"invalid OTLP/JSON request: {_short(exc)}") from None
+
+
+def _short(exc: Exception) -> str:
+    """protobuf names every enclosing field of a deep failure: keep the answer short."""
+    text = str(exc)
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+def _refuse_lone_surrogates(data: Any) -> None:
+    """An unpaired surrogate ("\\ud800") is valid JSON but no protobuf string
+    can hold it, and upb fails on one in a key with a SystemError."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise DecodeError("invalid OTLP/JSON request: unpaired surrogate in a string") from None
 
 
 def _items(parent: Any, camel: str, snake: str) -> list[Any]:

@@ -16,7 +16,8 @@ class Limits:
 
     max_attributes: int = 256
     max_events: int = 1000
-    max_string_bytes: int = 16 * 1024
+    max_string_bytes: int = 16 * 1024  # string and bytes values
+    max_key_bytes: int = 256
     max_depth: int = 8
     max_spans: int = 10_000
 

@@ -1,10 +1,10 @@
-"""AnyValue <-> plain Python values, and the span-level limits that touch them."""
+"""AnyValue <-> plain Python values, and the attribute limits that touch them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from proto.spans import Value
+from proto.spans import Limits, Value
 
 
 def sql_text(text: str) -> str:
@@ -13,6 +13,14 @@ def sql_text(text: str) -> str:
     Lifted strings get U+FFFD instead; the span's exact bytes stay encoded.
     """
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def cut_text(text: str, max_bytes: int) -> str:
+    """At most `max_bytes` of UTF-8, never splitting a character."""
+    if len(text) * 4 <= max_bytes:  # a character is at most 4 bytes: nothing to cut
+        return text
+    raw = text.encode()
+    return raw[:max_bytes].decode(errors="ignore") if len(raw) > max_bytes else text
 
 
 def to_python(value: Any) -> Value:
@@ -43,30 +51,76 @@ def attributes_to_python(attributes: Any) -> dict[str, Value]:
     return {kv.key: to_python(kv.value) for kv in attributes}
 
 
-def nesting(value: Any) -> int:
-    """How many array/kvlist levels an AnyValue nests (a scalar is 0)."""
-    which = value.WhichOneof("value")
-    if which == "array_value":
-        return 1 + max((nesting(v) for v in value.array_value.values), default=0)
-    if which == "kvlist_value":
-        return 1 + max((nesting(kv.value) for kv in value.kvlist_value.values), default=0)
-    return 0
+def nesting(value: Any, stop_after: int = 1 << 30) -> int:
+    """How many array/kvlist levels an AnyValue nests (a scalar is 0).
+
+    Iterative, so no input can exhaust the stack; it stops counting once past
+    `stop_after`.
+    """
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        which = item.WhichOneof("value")
+        if which == "array_value":
+            children = list(item.array_value.values)
+        elif which == "kvlist_value":
+            children = [kv.value for kv in item.kvlist_value.values]
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > stop_after:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
 
 
-def truncate_strings(attributes: Any, max_bytes: int) -> None:
-    """Cut string values (also inside arrays/kvlists) to max_bytes of UTF-8."""
+def too_deep(attributes: Any, max_depth: int) -> bool:
+    """Whether any value nests arrays/kvlists deeper than `max_depth`."""
+    return any(nesting(kv.value, max_depth) > max_depth for kv in attributes)
+
+
+def limit_attributes(attributes: Any, limits: Limits) -> int:
+    """Apply OTLP.md "Limits" to one attribute list in place; returns how many
+    attributes were dropped (for the owner's `dropped_attributes_count`).
+
+    Keys are cut at `max_key_bytes`, string and bytes values (also inside
+    arrays and kvlists) at `max_string_bytes`, extras past `max_attributes`
+    dropped.
+    """
+    extra = len(attributes) - limits.max_attributes
+    if extra > 0:
+        del attributes[limits.max_attributes :]
     for kv in attributes:
-        _truncate_value(kv.value, max_bytes)
+        _limit_pair(kv, limits)
+    return max(extra, 0)
 
 
-def _truncate_value(value: Any, max_bytes: int) -> None:
+def _limit_pair(kv: Any, limits: Limits) -> None:
+    key = kv.key
+    if len(key) * 4 > limits.max_key_bytes:
+        cut = cut_text(key, limits.max_key_bytes)
+        if cut is not key:
+            kv.key = cut
+    _limit_value(kv.value, limits)
+
+
+def _limit_value(value: Any, limits: Limits) -> None:
     which = value.WhichOneof("value")
     if which == "string_value":
-        raw = value.string_value.encode()
-        if len(raw) > max_bytes:
-            value.string_value = raw[:max_bytes].decode(errors="ignore")
+        text = value.string_value
+        if len(text) * 4 > limits.max_string_bytes:
+            cut = cut_text(text, limits.max_string_bytes)
+            if cut is not text:
+                value.string_value = cut
+    elif which == "bytes_value":
+        if len(value.bytes_value) > limits.max_string_bytes:
+            value.bytes_value = value.bytes_value[: limits.max_string_bytes]
     elif which == "array_value":
         for item in value.array_value.values:
-            _truncate_value(item, max_bytes)
+            _limit_value(item, limits)
     elif which == "kvlist_value":
-        truncate_strings(value.kvlist_value.values, max_bytes)
+        for kv in value.kvlist_value.values:
+            _limit_pair(kv, limits)

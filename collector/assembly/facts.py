@@ -45,23 +45,32 @@ def first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+# What a stored count or price can be. A value outside is treated as absent:
+# it is no real usage, and a run column (signed 64-bit, JSON-finite) could not
+# hold it, nor could sums over a trace's spans.
+MAX_COUNT = (1 << 63) - 1
+MAX_COST_USD = 1e12
+
+
 def as_int(value: Any) -> int | None:
     """Numbers may arrive as strings (RUNS.md "Normalise first")."""
     if value is None or isinstance(value, bool):
         return None
     try:
-        return int(float(value))
-    except (TypeError, ValueError):
+        number = int(float(value))
+    except (TypeError, ValueError, OverflowError):  # not a number, NaN, infinite
         return None
+    return number if -MAX_COUNT <= number <= MAX_COUNT else None
 
 
 def as_float(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if -MAX_COST_USD <= number <= MAX_COST_USD else None  # NaN fails both
 
 
 def as_bool(value: Any) -> bool | None:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.cost import LlmCost, run_cost
-from collector.assembly.facts import SpanFacts
+from collector.assembly.facts import MAX_COUNT, SpanFacts
 from collector.assembly.membership import find_root, group_runs, run_id_for
 
 STATUS_ERROR = 2
@@ -308,6 +308,11 @@ def _verdicts(tree: _Tree) -> dict[str, Verdict]:
     return verdicts
 
 
+def _total(counts: list[int]) -> int | None:
+    """A sum of token counts that a signed 64-bit column still holds."""
+    return max(-MAX_COUNT, min(sum(counts), MAX_COUNT)) if counts else None
+
+
 def _same_call(outer: SpanFacts, inner: SpanFacts) -> bool:
     outer_call, inner_call = outer.facts.get("call"), inner.facts.get("call")
     if outer_call is not None and outer_call == inner_call:
@@ -349,7 +354,7 @@ def _tokens(
     if with_usage:
         ins = [c.input_tokens for c in with_usage if c.input_tokens is not None]
         outs = [c.output_tokens for c in with_usage if c.output_tokens is not None]
-        return (sum(ins) if ins else None), (sum(outs) if outs else None), calls
+        return _total(ins), _total(outs), calls
     for span in tree.ordered:  # outermost agent/root span carrying run totals
         if span.role != AGENT and span is not tree.root:
             continue

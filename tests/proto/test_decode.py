@@ -16,7 +16,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 import proto
 from proto.responses import export_response, export_response_message, status_body
-from proto.values import nesting, to_python, truncate_strings
+from proto.values import limit_attributes, nesting, to_python
 from proto.view import json_value, resource_attributes, span_details
 from tests.otlp_builders import any_value, new_span_id, new_trace_id, request, span
 
@@ -220,7 +220,7 @@ def test_values_keep_their_otlp_types() -> None:
 
 def test_truncate_leaves_short_values_alone() -> None:
     s = span(new_trace_id(), new_span_id(), "x", attributes={"s": "short", "n": 3})
-    truncate_strings(s.attributes, 10)
+    assert limit_attributes(s.attributes, proto.Limits(max_string_bytes=10)) == 0
     assert s.attributes[0].value.string_value == "short"
 
 
@@ -296,3 +296,162 @@ def test_json_empty_and_invalid_hex_ids() -> None:
     }
     result = decode(proto.parse_request(json.dumps(body).encode(), "json"))
     assert [s.name for s in result.spans] == ["root"] and result.rejected == 1
+
+
+def test_timestamps_must_fit_a_signed_64_bit_integer() -> None:
+    trace_id = new_trace_id()
+    late_start = span(trace_id, new_span_id(), "late start", start=1 << 63, end=1 << 63)
+    late_end = span(trace_id, new_span_id(), "late end", end=(1 << 64) - 1)
+    last = span(trace_id, new_span_id(), "last", start=(1 << 63) - 2, end=(1 << 63) - 1)
+    result = decode(request([late_start, late_end, last]))
+    assert [s.name for s in result.spans] == ["last"] and result.rejected == 2
+    assert result.error_message == "2 span(s): start_time_unix_nano and " + (
+        "end_time_unix_nano must be below 2^63"
+    )
+
+
+def test_kind_and_status_code_must_be_otlp_enum_values() -> None:
+    trace_id = new_trace_id()
+    kinds = [span(trace_id, new_span_id(), f"kind {k}") for k in (0, 5, 6)]
+    for s, k in zip(kinds, (0, 5, 6), strict=True):
+        s.kind = k
+    codes = [span(trace_id, new_span_id(), f"code {c}", status=c) for c in (2, 3)]
+    result = decode(request([*kinds, *codes]))
+    assert [s.name for s in result.spans] == ["kind 0", "kind 5", "code 2"]
+    assert "kind must be a SpanKind (0-5)" in result.error_message
+    assert "status.code must be a StatusCode (0-2)" in result.error_message
+
+
+def test_keys_are_cut_in_span_event_link_and_resource_attributes() -> None:
+    long_key = "é" * 200  # 400 bytes of UTF-8
+    trace_id = new_trace_id()
+    s = span(
+        trace_id,
+        new_span_id(),
+        "x",
+        attributes={long_key: 1, "gen_ai.usage." + "x" * 300: 5},
+        events=[("e", {long_key: "v"})],
+    )
+    s.links.add(trace_id=trace_id, span_id=new_span_id()).attributes.add(key=long_key)
+    [wire] = decode(request([s], resource={long_key: "r"})).spans
+    stored = Span.FromString(wire.encoded)
+    cut = "é" * 128  # 256 bytes
+    assert [kv.key for kv in stored.attributes][0] == cut
+    assert all(len(kv.key.encode()) <= 256 for kv in stored.attributes)
+    assert stored.events[0].attributes[0].key == cut
+    assert stored.links[0].attributes[0].key == cut
+    assert cut in wire.resource and cut in resource_attributes(wire.resource_encoded)
+    # a lifted key is matched after the cut, so a prefix match keeps a short key
+    assert all(len(key.encode()) <= 256 for key in wire.attributes)
+
+
+def test_small_spans_with_events_still_have_their_long_keys_cut() -> None:
+    s = span(new_trace_id(), new_span_id(), "x", events=[("e", {"k" * 300: 1})])
+    [wire] = decode(request([s])).spans
+    assert Span.FromString(wire.encoded).events[0].attributes[0].key == "k" * 256
+
+
+def test_bytes_values_and_event_and_link_attribute_lists_obey_the_limits() -> None:
+    trace_id = new_trace_id()
+    s = span(
+        trace_id,
+        new_span_id(),
+        "x",
+        attributes={"blob": b"\x01" * 100, "arr": [b"\x02" * 100]},
+        events=[("e", {f"a{i}": i for i in range(6)})],
+    )
+    link = s.links.add(trace_id=trace_id, span_id=new_span_id())
+    for i in range(6):
+        link.attributes.add(key=f"l{i}").value.int_value = i
+    limits = proto.Limits(max_attributes=4, max_string_bytes=64)
+    [wire] = decode(request([s]), limits).spans
+    stored = Span.FromString(wire.encoded)
+    values = {kv.key: kv.value for kv in stored.attributes}
+    assert values["blob"].bytes_value == b"\x01" * 64
+    assert values["arr"].array_value.values[0].bytes_value == b"\x02" * 64
+    assert (len(stored.events[0].attributes), stored.events[0].dropped_attributes_count) == (4, 2)
+    assert (len(stored.links[0].attributes), stored.links[0].dropped_attributes_count) == (4, 2)
+
+
+def test_resource_attributes_obey_the_span_limits() -> None:
+    message = request(
+        [span(new_trace_id(), new_span_id(), "x")],
+        resource={"big": "r" * 200, "kv": {"in": "s" * 200}, **{f"r{i}": i for i in range(10)}},
+    )
+    [wire] = decode(message, proto.Limits(max_attributes=4, max_string_bytes=64)).spans
+    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+
+    resource = Resource.FromString(wire.resource_encoded)
+    assert [kv.key for kv in resource.attributes] == ["service.name", "big", "kv", "r0"]
+    assert resource.dropped_attributes_count == 9
+    assert wire.resource["big"] == "r" * 64 and wire.resource["kv"] == {"in": "s" * 64}
+
+
+def test_a_scope_name_is_cut_like_a_string_value() -> None:
+    message = request([span(new_trace_id(), new_span_id(), "x")])
+    message.resource_spans[0].scope_spans[0].scope.name = "é" * 100
+    [wire] = decode(message, proto.Limits(max_string_bytes=51)).spans
+    assert wire.scope_name == "é" * 25
+
+
+def test_deep_values_refuse_their_span_and_a_deep_resource_refuses_its_spans() -> None:
+    trace_id = new_trace_id()
+    deep = [[[[[[[[[1]]]]]]]]]
+    in_event = span(trace_id, new_span_id(), "event", events=[("e", {"d": deep})])
+    in_link = span(trace_id, new_span_id(), "link")
+    in_link.links.add(trace_id=trace_id, span_id=new_span_id()).attributes.extend(
+        request([], resource={"d": deep}).resource_spans[0].resource.attributes[1:]
+    )
+    fine = span(trace_id, new_span_id(), "fine")
+    result = decode(request([in_event, in_link, fine]))
+    assert [s.name for s in result.spans] == ["fine"] and result.rejected == 2
+    bad_resource = request([span(trace_id, new_span_id(), "a"), span(trace_id, new_span_id(), "b")])
+    bad_resource.resource_spans[0].resource.attributes.add(key="d").value.CopyFrom(any_value(deep))
+    bad_resource.resource_spans.add()  # a resource with no spans refuses nothing
+    bad_resource.resource_spans[1].resource.attributes.add(key="d").value.CopyFrom(any_value(deep))
+    refused = decode(bad_resource)
+    assert refused.spans == () and refused.rejected == 2
+    assert refused.error_message == "2 span(s): resource attribute nested deeper than 8 levels"
+
+
+def test_nesting_is_counted_without_recursion_and_stops_past_the_limit() -> None:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    value = AnyValue(int_value=1)
+    for _ in range(90):  # protobuf's own parse limit is 100
+        outer = AnyValue()
+        outer.array_value.values.add().CopyFrom(value)
+        value = outer
+    assert nesting(value) == 90
+    assert nesting(value, stop_after=8) == 9
+    assert nesting(any_value({"a": [1, {"b": []}]})) == 4  # kvlist, array, kvlist, array
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"\\ud800": 1}',
+        b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "\\udc00"}]}]}]}',
+        b"[" * 5_000 + b"]" * 5_000,
+        b'{"a": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
+        b"1" * 5_000,
+    ],
+)
+def test_hostile_json_is_a_short_decode_error(body: bytes) -> None:
+    with pytest.raises(proto.DecodeError) as info:
+        proto.parse_request(body, "json")
+    assert len(str(info.value)) < 300
+
+
+def test_paired_surrogates_are_fine_and_deep_protobuf_json_is_refused_briefly() -> None:
+    body = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "\ud83d\ude00"}]}]}]}
+    escaped = json.dumps(body).encode()  # ensure_ascii: "\\ud83d\\ude00"
+    assert b"\\ud83d" in escaped
+    assert proto.parse_request(escaped, "json").resource_spans[0].scope_spans[0].spans[0].name
+    value: dict[str, Any] = {"intValue": 1}
+    for _ in range(120):
+        value = {"arrayValue": {"values": [value]}}
+    deep = {"resourceSpans": [{"resource": {"attributes": [{"key": "a", "value": value}]}}]}
+    with pytest.raises(proto.DecodeError) as info:
+        proto.parse_request(json.dumps(deep).encode(), "json")
+    assert str(info.value).endswith("...") and len(str(info.value)) < 300
