@@ -23,9 +23,14 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from collector.errors import Overloaded
+from collector.errors import BadRequest, Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import register_traces
+from collector.storage.dialect import (
+    is_unavailable,
+    is_unstorable,
+    mark_pending,
+    register_traces,
+)
 from collector.storage.engine import Database
 from collector.storage.run_writes import RUN_COLUMNS, store_fresh_runs
 from collector.storage.writes import write_batch
@@ -45,6 +50,7 @@ class Batch:
     span_rows: list[tuple[Any, ...]]  # in storage.writes.SPAN_COLUMNS order
     agent_rows: list[tuple[Any, ...]]  # in storage.writes.AGENT_COLUMNS order
     traces: set[TraceKey]
+    resource_rows: list[tuple[Any, ...]] = field(default_factory=list)  # RESOURCE_COLUMNS
     # trace id -> run rows assembled from this batch alone (decoding.DecodedRows.runs)
     runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     future: Future[None] = field(default_factory=Future)
@@ -159,6 +165,8 @@ class IngestPipeline:
             self._commit(*work)
 
     def _commit(self, taken: list[Batch], jobs: list[Job]) -> None:
+        """One transaction for everything taken; a failure that is not the
+        database's own is split, so one request's data never fails the others."""
         started = time.perf_counter()
         rows = [row for b in taken for row in b.span_rows]
         touched: set[TraceKey] = set().union(*(batch.traces for batch in taken))
@@ -167,21 +175,25 @@ class IngestPipeline:
         try:
             with self._db.writer.begin() as conn:
                 written = touched.union(*(job.traces for job in jobs))
-                register_traces(conn, written, self._clock())  # PostgreSQL: locked
+                now = self._clock()
+                register_traces(conn, written, now)  # PostgreSQL: locked
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more. Likewise runs
                 # assembled from one request count only for traces not stored yet.
                 results = [job.write(conn) for job in jobs]
                 for owner, by_trace in fresh.items():
                     done |= {(owner, t) for t in store_fresh_runs(conn, owner, by_trace)}
-                write_batch(conn, _unique_agents(b.agent_rows for b in taken), rows)
-        except Exception as exc:  # SQLAlchemy's or the raw driver's: not durable, retry
-            log.error("batch commit failed: %s", exc)
-            error = Overloaded("database unavailable; retry later", retry_after_s=2)
-            for batch in taken:
-                batch.future.set_exception(error)
-            for job in jobs:
-                job.future.set_exception(error)
+                write_batch(
+                    conn,
+                    _unique_agents(b.agent_rows for b in taken),
+                    rows,
+                    [row for b in taken for row in b.resource_rows],
+                )
+                # Committed with the spans, so a crash before their runs are
+                # recomputed leaves a mark the sweeper finds (assembler.sweep).
+                mark_pending(conn, touched - done, now)
+        except Exception as exc:  # SQLAlchemy's or the raw driver's
+            self._failed(taken, jobs, exc)
             return
         if taken:
             self._metrics.commit_seconds.observe(time.perf_counter() - started)
@@ -195,6 +207,39 @@ class IngestPipeline:
             batch.future.set_result(None)
         for job, result in zip(jobs, results, strict=True):
             job.future.set_result(result)
+
+    def _failed(self, taken: list[Batch], jobs: list[Job], exc: Exception) -> None:
+        """Answer what a failed transaction held, or commit its parts alone.
+
+        A database that is down fails everyone alike, retryable. Any other
+        failure may be one request's data (validation should have refused
+        it: OTLP.md "Limits"), so each request and job is retried in a
+        transaction of its own. A request whose values alone cannot be stored
+        is refused with 400, never 503, which an exporter would retry forever.
+        """
+        if len(taken) + len(jobs) > 1 and not is_unavailable(exc):
+            log.warning("group commit failed (%s); committing its parts one by one", exc)
+            for batch in taken:
+                self._commit([batch], [])
+            for job in jobs:
+                self._commit([], [job])
+            return
+        if taken and taken[0].runs and not is_unavailable(exc):
+            taken[0].runs = {}  # its pre-assembled runs: the assembler redoes them
+            self._commit(taken, [])
+            return
+        error: Exception
+        if taken and is_unstorable(exc):
+            log.error("spans refused by the database: %r", exc)
+            reason = str(exc).splitlines()[0][:200]
+            error = BadRequest(f"the spans hold a value the database cannot store: {reason}")
+        else:
+            log.error("batch commit failed: %s", exc)
+            error = Overloaded("database unavailable; retry later", retry_after_s=2)
+        for batch in taken:
+            batch.future.set_exception(error)
+        for job in jobs:
+            job.future.set_exception(error if isinstance(error, Overloaded) else exc)
 
     def _count_finalised(
         self, fresh: dict[str, dict[str, list[tuple[Any, ...]]]], done: set[TraceKey]

@@ -26,9 +26,12 @@ one process, `try_advisory_lock`).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+import psycopg
+import sqlalchemy.exc
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -241,6 +244,50 @@ def select_in(
     return rows
 
 
+# The database, not the data: no connection, locked, out of disk, or (PostgreSQL)
+# a transaction rolled back by a deadlock or serialization failure (psycopg
+# files class 40 under OperationalError). The hot paths use raw DB-API
+# cursors, so the drivers' own classes are listed beside SQLAlchemy's.
+_UNAVAILABLE: Final = (
+    sqlite3.OperationalError,
+    sqlite3.InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    sqlalchemy.exc.DisconnectionError,
+    sqlalchemy.exc.TimeoutError,
+)
+
+
+# Values the database or its driver cannot hold (out of range, bad text):
+# the data's fault, not the database's.
+_UNSTORABLE: Final = (
+    sqlite3.DataError,
+    psycopg.DataError,
+    sqlalchemy.exc.DataError,
+    OverflowError,  # sqlite3: "Python int too large to convert to SQLite INTEGER"
+    UnicodeError,
+    ValueError,
+    TypeError,
+)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether a failed write says the database is unusable right now (retry
+    later), rather than that something in the data could not be stored."""
+    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, _UNAVAILABLE)
+
+
+def is_unstorable(exc: BaseException) -> bool:
+    """Whether a failed write says a value in its data cannot be stored."""
+    if isinstance(exc, sqlalchemy.exc.StatementError) and exc.orig is not None:
+        return isinstance(exc.orig, _UNSTORABLE)
+    return isinstance(exc, _UNSTORABLE)
+
+
 def is_postgresql(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
 
@@ -267,6 +314,74 @@ def register_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: fl
         "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
         "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
         (now, [o for o, _ in ordered], [t for _, t in ordered]),
+    )
+
+
+def mark_pending(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:
+    """Mark (owner, trace id)s whose runs must be recomputed (`pending_traces`).
+
+    In the transaction that stores their spans, after register_traces: on
+    PostgreSQL those trace rows are locked, so marks are written in their order.
+    """
+    ordered = sorted(set(traces))
+    if not ordered:
+        return
+    if not is_postgresql(conn):
+        cursor(conn).executemany(
+            "INSERT INTO pending_traces (trace_ref, marked_at) SELECT id, ?3 FROM traces "
+            "WHERE owner = ?1 AND trace_id = ?2 ON CONFLICT DO NOTHING",
+            [(owner, trace_id, now) for owner, trace_id in ordered],
+        )
+        return
+    cursor(conn).execute(
+        "INSERT INTO pending_traces (trace_ref, marked_at) "
+        "SELECT t.id, %s FROM traces t JOIN unnest(%s::text[], %s::text[]) AS k(o, tr) "
+        "ON t.owner = k.o AND t.trace_id = k.tr ORDER BY t.id ON CONFLICT DO NOTHING",
+        (now, [o for o, _ in ordered], [t for _, t in ordered]),
+    )
+
+
+# A stored resource's `seen_at` is rewritten at most this often: a rewrite
+# dirties a random page, and a process sends the same resource all day.
+RESOURCE_REFRESH_S: Final = 3600.0
+
+
+def register_resources(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Store (digest, encoded, seen_at) rows not stored yet; refresh a stored
+    one's `seen_at` when it is over RESOURCE_REFRESH_S old.
+
+    Sorted by digest: concurrent PostgreSQL writers take these rows' locks in
+    one order (ON CONFLICT DO UPDATE locks the row even when its WHERE is
+    false), so they never wait in a cycle, and retention skips locked rows.
+    """
+    if not rows:
+        return
+    unique = {row[0]: row for row in rows}
+    ordered = [unique[digest] for digest in sorted(unique)]
+    mark = _marker(conn)
+    cursor(conn).executemany(
+        f"INSERT INTO resources (digest, encoded, seen_at) VALUES ({mark}, {mark}, {mark}) "
+        "ON CONFLICT (digest) DO UPDATE SET seen_at = excluded.seen_at "
+        f"WHERE resources.seen_at < excluded.seen_at - {RESOURCE_REFRESH_S}",
+        ordered,
+    )
+
+
+def delete_unused_resources(conn: Connection, older_than: float) -> None:
+    """Retention of resources: a span received before `older_than` is deleted,
+    and every span using a resource arrived at most RESOURCE_REFRESH_S after
+    its `seen_at`; so one last seen before `older_than - RESOURCE_REFRESH_S`
+    has no span left."""
+    cutoff = {"t": older_than - RESOURCE_REFRESH_S}
+    if not is_postgresql(conn):
+        conn.execute(text("DELETE FROM resources WHERE seen_at < :t"), cutoff)
+        return
+    conn.execute(
+        text(
+            "DELETE FROM resources WHERE digest IN "
+            "(SELECT digest FROM resources WHERE seen_at < :t FOR UPDATE SKIP LOCKED)"
+        ),
+        cutoff,
     )
 
 
