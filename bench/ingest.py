@@ -128,7 +128,7 @@ def _emptied(url: str) -> str:
     cli("db", "upgrade", "--database-url", url)
     engine = create_engine(url)
     with engine.begin() as conn:
-        for table in ("spans", "runs", "agents", "keys", "traces"):
+        for table in ("spans", "runs", "agents", "keys", "traces", "resources", "pending_traces"):
             conn.execute(text(f"DELETE FROM {table}"))
     engine.dispose()
     return url

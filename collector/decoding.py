@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import proto
+from collector.admission import ROW_OVERHEAD_BYTES
 from collector.agents import agent_id, agent_name
 from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.runs import Timers, assemble_trace
 from collector.errors import BadRequest, PayloadTooLarge
 from collector.storage.run_writes import TERMINAL, encode_facts, run_row
+from collector.storage.writes import resource_digest
 
 SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
 
@@ -47,11 +49,13 @@ class DecodedRows:
 
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     agents: dict[str, str] = field(default_factory=dict)  # agent id -> name
+    resources: dict[bytes, bytes] = field(default_factory=dict)  # digest -> encoded
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
     # trace id -> run rows (storage RUN_COLUMNS), assembled from this request's
     # spans alone: valid only if the database holds no span of that trace yet.
     runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    memory_bytes: int = 0  # what these rows hold in memory, roughly (admission)
 
 
 _ids: dict[tuple[str, str], str] = {}
@@ -79,9 +83,11 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         raise BadRequest(str(exc)) from None
     result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
     owner, grader, now = job.owner, job.grader, job.received_at
-    names: dict[int, tuple[str, dict[str, str]]] = {}  # resource -> agent id, inherited
+    # resource -> agent id, inherited facts, digest
+    names: dict[int, tuple[str, dict[str, str], bytes]] = {}
     by_trace: dict[str, dict[str, SpanFacts]] = {}
-    rows, agents = result.rows, result.agents
+    rows, agents, resources = result.rows, result.agents, result.resources
+    size = 0  # bytes of the rows' encoded spans and facts
     for span in decoded.spans:
         # Unpacked once: a NamedTuple's field reads are each a descriptor call.
         (
@@ -107,8 +113,10 @@ def decode_job(job: DecodeJob) -> DecodedRows:
             agent = agent_name(resource)
             ident = _agent_id(owner, agent)
             agents[ident] = agent
-            known = names[id(resource)] = (ident, resource_facts(resource))
-        ident, inherited = known
+            digest = resource_digest(resource_encoded)
+            resources[digest] = resource_encoded
+            known = names[id(resource)] = (ident, resource_facts(resource), digest)
+        ident, inherited, digest = known
         role, rule, facts = span_facts(name, attributes, inherited, exception_type)
         members = by_trace.get(trace_id)
         if members is None:
@@ -129,6 +137,8 @@ def decode_job(job: DecodeJob) -> DecodedRows:
                 rule,
                 facts,
             )
+        facts_text = encode_facts(facts)
+        size += len(encoded) + len(facts_text)
         rows.append(
             (
                 owner,
@@ -148,11 +158,12 @@ def decode_job(job: DecodeJob) -> DecodedRows:
                 grader,
                 role,
                 rule,
-                encode_facts(facts),
+                facts_text,
                 encoded,
-                resource_encoded,
+                digest,
             )
         )
+    result.memory_bytes = ROW_OVERHEAD_BYTES * len(rows) + size
     for trace_id, members in by_trace.items():
         runs = assemble_trace(trace_id, list(members.values()), now, job.timers)
         result.runs[trace_id] = [

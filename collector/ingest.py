@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import proto
 from api.deps import key_from_headers
+from collector.admission import InflightBudget, Reservation
 from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
 from collector.decoding import DecodedRows, DecodeJob, Decoder
@@ -49,6 +50,7 @@ class Ingest:
         *,
         max_body_bytes: int,
         timers: Timers,
+        budget: InflightBudget,
         insecure: bool = False,
     ) -> None:
         self._keys = keys
@@ -61,6 +63,14 @@ class Ingest:
         self._timers = timers
         self._decoder = decoder
         self._insecure = insecure
+        self._budget = budget
+
+    def admit(self, nbytes: int) -> Reservation:
+        """Reserve room for a request of `nbytes` before reading or decoding it;
+        Overloaded at once past the in-flight bound (collector.admission)."""
+        reservation = self._budget.reserve()
+        reservation.grow_to(nbytes)
+        return reservation
 
     def authenticate(self, headers: Mapping[str, str]) -> Principal:
         key = key_from_headers(headers)
@@ -90,8 +100,13 @@ class Ingest:
         )
         return self._decoder.submit(job)
 
-    def accept(self, decoded: DecodedRows, transport: str) -> Accepted:
-        """Refuse spans of deleted agents, then queue the rest for one commit."""
+    def accept(self, decoded: DecodedRows, transport: str, admitted: Reservation) -> Accepted:
+        """Refuse spans of deleted agents, then queue the rest for one commit.
+
+        The request's reservation first grows to what its rows hold: a small
+        gzip body can decode to many spans (Overloaded if there is no room).
+        """
+        admitted.grow_to(decoded.memory_bytes)
         self._metrics.spans_received.labels(transport).inc(len(decoded.rows) + decoded.rejected)
         deleted = {ident for ident in decoded.agents if self._directory.is_deleted(ident)}
         rows = decoded.rows
@@ -114,6 +129,9 @@ class Ingest:
                 rows,
                 [(ident, owner, name, received_at) for ident, name in new_agents.items()],
                 {(owner, row[1]) for row in rows},
+                resource_rows=[
+                    (digest, encoded, received_at) for digest, encoded in decoded.resources.items()
+                ],
                 runs={} if deleted else decoded.runs,
             )
             committed = self._pipeline.submit(batch)

@@ -47,7 +47,7 @@ def build_trace_view(
                 "code": STATUS_NAMES.get(r.status_code, "unset"),
                 "message": r.status_message,
             },
-            "resource": resource_attributes(r.resource),
+            "resource": resource_attributes(r.resource or b""),
             "scope": r.scope_name,
             **span_details(r.encoded),
             "classification": {

@@ -21,7 +21,7 @@ from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
 from collector.storage.engine import Database, ping
 from collector.storage.keys import KeyStore
-from collector.storage.tables import agents, runs, spans, trace_spans, traces
+from collector.storage.tables import agents, resources, runs, spans, trace_spans, traces
 from collector.trace_view import build_trace_view
 from scoring import policy
 
@@ -248,8 +248,10 @@ class SqlReadStore:
 
     def trace(self, run: RunRow, max_spans: int) -> TraceView:
         query = (
-            select(spans)
-            .select_from(trace_spans)
+            select(spans, resources.c.encoded.label("resource"))
+            .select_from(
+                trace_spans.outerjoin(resources, resources.c.digest == spans.c.resource_digest)
+            )
             .where(traces.c.owner == run.owner, traces.c.trace_id == run.trace_id)
         )
         with self._db.reader.connect() as conn:

@@ -13,12 +13,13 @@ from sqlalchemy.engine import Connection
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.storage.dialect import (
+    delete_unused_resources,
     delete_unused_traces,
     select_in,
     select_trace_spans,
     upsert_rows,
 )
-from collector.storage.tables import runs, spans, trace_spans, traces
+from collector.storage.tables import pending_traces, runs, spans, trace_spans, traces
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 _CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
@@ -206,10 +207,38 @@ def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str
     return {(r.owner, r.trace_id) for r in rows}
 
 
+def stale_pending(
+    conn: Connection, marked_before: float, limit: int = 5000
+) -> set[tuple[str, str]]:
+    """Pending traces (spans stored, runs not recomputed) marked before a time:
+    left by a process that stopped before recomputing them."""
+    rows = conn.execute(
+        select(traces.c.owner, traces.c.trace_id)
+        .select_from(pending_traces.join(traces, traces.c.id == pending_traces.c.trace_ref))
+        .where(pending_traces.c.marked_at < marked_before)
+        .limit(limit)
+    )
+    return {(r.owner, r.trace_id) for r in rows}
+
+
+def clear_pending(conn: Connection, owner: str, trace_ids: Sequence[str]) -> None:
+    """These traces' runs are stored as of their spans now: unmark them."""
+    for chunk in _chunks(trace_ids):
+        numbers = select(traces.c.id).where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
+        conn.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(numbers)))
+
+
 def delete_old_spans(conn: Connection, older_than: float) -> int:
-    """Span retention; trace rows no span refers to any more go with them."""
+    """Span retention; trace rows no span refers to any more go with them, and
+    so do resources no span can use and marks of traces that are gone."""
     result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
     delete_unused_traces(conn, older_than)
+    delete_unused_resources(conn, older_than)
+    conn.execute(
+        delete(pending_traces).where(
+            ~select(traces.c.id).where(traces.c.id == pending_traces.c.trace_ref).exists()
+        )
+    )
     return int(result.rowcount)
 
 

@@ -1,4 +1,5 @@
-"""The schema: keys, agents, traces, spans (one row per stored span), runs."""
+"""The schema: keys, agents, traces, spans (one row per stored span), the
+distinct resources of those spans, runs."""
 
 from __future__ import annotations
 
@@ -89,8 +90,34 @@ spans = Table(
     Column("rule", Text, nullable=False),
     Column("facts", Text, nullable=False),
     Column("encoded", LargeBinary, nullable=False),
-    Column("resource", LargeBinary, nullable=False),
+    Column("resource_digest", LargeBinary, nullable=False),  # resources.digest
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
+)
+
+# Each distinct resource once, by content (OTLP.md "Limits"): a resource is
+# the same for every span of a process, and copied into each span row it
+# multiplied one request's bytes by its span count. Keyed by the first 16
+# bytes of the SHA-256 of its encoded bytes (resource_digest()); `seen_at` is
+# refreshed at most hourly, and retention drops a resource an hour after the
+# newest span that could use it (storage/dialect.register_resources).
+resources = Table(
+    "resources",
+    metadata,
+    Column("digest", LargeBinary, primary_key=True),
+    Column("encoded", LargeBinary, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
+
+# Traces whose spans were committed but whose runs were not recomputed since:
+# marked in the spans' transaction, cleared in the one that stores the runs.
+# A process killed in between leaves the mark, and the sweeper recomputes
+# the trace (at start, or once the mark is stale). Small: only traces in
+# flight, so the random-looking trace_ref rarely matters.
+pending_traces = Table(
+    "pending_traces",
+    metadata,
+    Column("trace_ref", SPAN_ROW_ID, primary_key=True, autoincrement=False),  # traces.id
+    Column("marked_at", Float, nullable=False),
 )
 
 # A trace's spans by its (owner, trace_id): through its number, the only index.

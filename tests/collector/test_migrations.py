@@ -10,12 +10,12 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
 
 from collector.storage.dialect import register_traces
-from collector.storage.engine import create_schema, open_database
+from collector.storage.engine import Database, create_schema, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import current_revision, head_revision, upgrade
 from collector.storage.run_writes import load_trace_facts
 from collector.storage.tables import metadata
-from collector.storage.writes import SPAN_COLUMNS, write_batch
+from collector.storage.writes import SPAN_COLUMNS, resource_digest, write_batch
 from tests.collector.span_rows import span_row
 from tests.integration.processes import cli
 
@@ -66,18 +66,33 @@ def test_processes_starting_together_migrate_one_after_the_other(database_url: s
     db.dispose()
 
 
+def _store_old_spans(
+    db: Database, stored: list[tuple[str, str, str, float, bytes]], *, numbered: bool = False
+) -> None:
+    """Span rows as revisions 0002 and 0003 stored them: the resource's bytes
+    inline; from 0003 on (`numbered`) with their trace's number."""
+    columns = [("resource" if c == "resource_digest" else c) for c in SPAN_COLUMNS]
+    names, marks = ", ".join(columns), ", ".join(f":{c}" for c in columns)
+    if numbered:
+        names += ", trace_ref"
+        marks += ", (SELECT id FROM traces WHERE owner = :o2 AND trace_id = :t2)"
+    with db.writer.begin() as conn:
+        for owner, trace_id, span_id, received_at, resource in stored:
+            row = span_row(trace_id, span_id, owner=owner, received_at=received_at)
+            values = dict(zip(columns, row, strict=True)) | {"resource": resource}
+            if numbered:
+                values |= {"o2": owner, "t2": trace_id}
+            conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)
+
+
 def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str) -> None:
     """0003 keys spans by trace number: spans stored before it stay readable."""
     db = open_database(database_url)
     upgrade(db, "0002")
-    stored = [("o", "t1", "a", 5.0), ("o", "t1", "b", 6.0), ("o", "t2", "a", 1.0)]
     names = ", ".join(SPAN_COLUMNS)
-    marks = ", ".join(f":{c}" for c in SPAN_COLUMNS)
-    with db.writer.begin() as conn:
-        for owner, trace_id, span_id, received_at in stored:
-            row = span_row(trace_id, span_id, owner=owner, received_at=received_at)
-            values = dict(zip(SPAN_COLUMNS, row, strict=True))
-            conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)
+    _store_old_spans(
+        db, [("o", "t1", "a", 5.0, b""), ("o", "t1", "b", 6.0, b""), ("o", "t2", "a", 1.0, b"")]
+    )
     create_schema(db)
     with db.reader.connect() as conn:
         numbered = conn.execute(text("SELECT trace_id, id FROM traces ORDER BY id")).all()
@@ -91,4 +106,28 @@ def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str)
         write_batch(conn, [], [tuple(row)])
     with db.reader.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM spans")).scalar_one() == 3
+    db.dispose()
+
+
+def test_upgrading_stores_each_distinct_resource_once(database_url: str) -> None:
+    """0004: the resource bytes inline in every span row move to `resources`."""
+    db = open_database(database_url)
+    upgrade(db, "0003")
+    with db.writer.begin() as conn:
+        register_traces(conn, [("o", "t1"), ("o", "t2")], 1.0)
+    r1, r2 = b"\n\x0bresource-one", b"\n\x0bresource-two"
+    stored = [("o", "t1", "a", 5.0, r1), ("o", "t1", "b", 6.0, r1), ("o", "t2", "a", 7.0, r2)]
+    _store_old_spans(db, stored, numbered=True)
+    create_schema(db)
+    with db.reader.connect() as conn:
+        kept = conn.execute(text("SELECT digest, encoded, seen_at FROM resources")).all()
+        pointers = conn.execute(
+            text("SELECT span_id, trace_id, resource_digest FROM spans ORDER BY trace_id, span_id")
+        ).all()
+    assert sorted((bytes(e), s) for _, e, s in kept) == [(r1, 6.0), (r2, 7.0)]
+    assert {bytes(e): bytes(d) for d, e, _ in kept} == {
+        r1: resource_digest(r1),
+        r2: resource_digest(r2),
+    }
+    assert [bytes(d) for _, _, d in pointers] == [resource_digest(r) for r in (r1, r1, r2)]
     db.dispose()
