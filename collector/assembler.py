@@ -15,7 +15,9 @@ changed meanwhile is recomputed instead of overwritten.
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
@@ -29,12 +31,14 @@ from collector.metrics import Metrics
 from collector.pipeline import IngestPipeline
 from collector.storage.engine import Database
 from collector.storage.run_writes import (
+    clear_pending,
     delete_old_spans,
     due_traces,
     group_by_owner,
     load_trace_facts,
     replace_trace_runs,
     span_counts,
+    stale_pending,
 )
 from collector.storage.sweeper_lease import SweeperLease
 from collector.trace_cache import TraceCache
@@ -44,6 +48,9 @@ Clock = Callable[[], float]
 TraceKey = tuple[str, str]
 _MAX_TRACES_PER_TXN = 500
 _RETENTION_EVERY_S = 3600.0
+# A pending mark this old was left by a process that stopped (or is far
+# behind): the sweeper recomputes its trace. At start every mark is taken.
+_PENDING_STALE_S = 30.0
 
 
 class RunAssembler:
@@ -72,6 +79,7 @@ class RunAssembler:
         self._processing = threading.Lock()
         self._stopping = False
         self._last_retention = 0.0
+        self._swept = False  # the first sweep takes every pending mark
         self._cache = TraceCache()
         self._lease = SweeperLease(db)
         self._thread = threading.Thread(target=self._run, name="run-assembler", daemon=True)
@@ -135,6 +143,8 @@ class RunAssembler:
         now = self._clock()
         with self._db.reader.connect() as conn:
             due = due_traces(conn, now)
+            due |= stale_pending(conn, now - _PENDING_STALE_S if self._swept else math.inf)
+        self._swept = True
         self.notify(due)
         if now - self._last_retention >= _RETENTION_EVERY_S:
             self._last_retention = now
@@ -173,7 +183,9 @@ class RunAssembler:
             for trace_id in changed:
                 del assembled[trace_id]
                 self._cache.drop((owner, trace_id))
-            return changed, replace_trace_runs(conn, owner, assembled, now)
+            finalised = replace_trace_runs(conn, owner, assembled, now)
+            clear_pending(conn, owner, list(assembled))
+            return changed, finalised
 
         return self._write(write, {(owner, trace_id) for trace_id in trace_ids})
 
@@ -210,8 +222,12 @@ class RunAssembler:
                 if self._stopping:
                     return
             if self._pending and self._delay_s:
+                # Let the rest of a burst land: the full delay, although every
+                # commit meanwhile notifies (a notify used to end the wait at once).
+                deadline = time.monotonic() + self._delay_s
                 with self._cond:
-                    self._cond.wait(self._delay_s)  # let the rest of a burst land
+                    while not self._stopping and (left := deadline - time.monotonic()) > 0:
+                        self._cond.wait(left)
                     if self._stopping:
                         return
             try:

@@ -83,6 +83,47 @@ def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
         restarted.stop()
 
 
+def run_rows(database_url: str) -> list[tuple[str, int]]:
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT status, span_count FROM runs ORDER BY trace_id"))
+            return [(str(status), int(count)) for status, count in rows]
+    finally:
+        engine.dispose()
+
+
+def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_url: str) -> None:
+    """Traces sent over several requests, all acknowledged, then kill -9 before
+    the assembler ran (a long debounce holds it): the restarted collector
+    finds them and stores their complete runs within seconds."""
+    key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
+    server = start_server(database_url, "--assembly-delay", "600")
+    client = OtlpClient(server, key)
+    for i in range(6):
+        trace_id, root = new_trace_id(), new_span_id()
+        parts = [
+            [span(trace_id, new_span_id(), "execute_tool", parent=root) for _ in range(4)],
+            [span(trace_id, new_span_id(), "chat", parent=root) for _ in range(4)],
+            [span(trace_id, root, "badge.run", attributes={"badge.task.id": f"t{i}"})],
+        ]
+        for part in parts:  # each one acknowledged before the next is sent
+            client.export(request(part).SerializeToString(), ["http", "grpc"][i % 2])
+    client.close()
+    stale = run_rows(database_url)
+    assert len(stale) == 6 and all(status == "running" for status, _ in stale)
+    server.proc.kill()
+    assert server.wait(10) == -signal.SIGKILL
+    restarted = start_server(database_url)
+    try:
+        deadline = time.monotonic() + 10
+        while run_rows(database_url) != [("completed", 9)] * 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert run_rows(database_url) == [("completed", 9)] * 6
+    finally:
+        restarted.stop()
+
+
 def test_sigterm_drains_and_exits_zero(database_url: str) -> None:
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url)
@@ -130,7 +171,9 @@ def test_port_in_use_exits_non_zero_with_a_clear_message(tmp_path: Path) -> None
 def test_first_serve_prints_a_key_once_and_it_works(database_url: str) -> None:
     server = start_server(database_url)
     printed = "".join(server.output)
-    assert "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" in printed
+    # started with --http-port 0 and --grpc-port 0: the ports printed are the bound ones
+    assert f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{server.http_port}\n" in printed
+    assert f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{server.grpc_port} " in printed
     key = printed.split("authorization=Bearer ")[1].split('"')[0]
     body = request([span(new_trace_id(), new_span_id(), "x")]).SerializeToString()
     reply = httpx.post(
