@@ -26,6 +26,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--orphan-grace": ("orphan_grace_s", float),
     "--max-body-bytes": ("max_body_bytes", int),
     "--max-spans-per-request": ("max_spans_per_request", int),
+    "--max-inflight-bytes": ("max_inflight_bytes", int),
     "--queue-max-spans": ("queue_max_spans", int),
     "--span-retention-days": ("span_retention_days", float),
     "--sqlite-synchronous": ("sqlite_synchronous", str),
@@ -150,14 +151,15 @@ def serve(settings: Settings) -> int:
             "is open, traces included. Use this on a laptop only.",
             file=sys.stderr,
         )
-    elif (first_key := service.keys.create_first("local")) is not None:
-        _print_first_key(first_key, settings)
+    first_key = None if settings.insecure else service.keys.create_first("local")
     try:
         service.start()
     except PortInUse as exc:
         print(f"error: {exc}", file=sys.stderr)
         service.db.dispose()
         return 2
+    if first_key is not None:  # after start: the ports printed are the bound ones
+        _print_first_key(first_key, settings.host, service.http_port, service.grpc_port)
     print(f"OTLP/gRPC listening on {settings.host}:{service.grpc_port}", flush=True)
     print(f"OTLP/HTTP and API listening on http://{settings.host}:{service.http_port}", flush=True)
     stop = threading.Event()
@@ -169,13 +171,15 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-def _print_first_key(key: str, settings: Settings) -> None:
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+def _print_first_key(key: str, bound_host: str, http_port: int, grpc_port: int) -> None:
+    host = "127.0.0.1" if bound_host in ("0.0.0.0", "::") else bound_host
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address in a URL
     print(
         "First start: created an ingest key for owner 'local'. It is shown ONCE; keep it.\n"
-        f"  OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{settings.http_port}\n"
+        f"  OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port}\n"
         f'  OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
-        f"  (gRPC: OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{settings.grpc_port}"
+        f"  (gRPC: OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
         " OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
         flush=True,
     )

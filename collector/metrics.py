@@ -31,6 +31,9 @@ class Metrics:
             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
         )
         self.queue_depth = Gauge("badge_queue_depth_spans", "Spans waiting", registry=r)
+        self.inflight_bytes = Gauge(
+            "badge_inflight_bytes", "Bytes of export requests admitted, not answered", registry=r
+        )
         self.runs_finalised = Counter(
             "badge_runs_finalised", "Runs that became terminal", ["status"], registry=r
         )

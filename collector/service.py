@@ -19,6 +19,7 @@ import uvicorn
 
 import proto
 from api import create_api
+from collector.admission import InflightBudget
 from collector.agents import AgentDirectory
 from collector.assembler import RunAssembler
 from collector.assembly.runs import Timers
@@ -142,6 +143,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         decoder,
         max_body_bytes=settings.max_body_bytes,
         timers=timers,
+        budget=InflightBudget(settings.max_inflight_bytes, metrics),
         insecure=settings.insecure,
     )
     reads = SqlReadStore(db, keys, directory, timers, clock)

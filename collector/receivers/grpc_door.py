@@ -24,6 +24,7 @@ from collector.metrics import Metrics
 log = logging.getLogger(__name__)
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 TRANSPORT = "grpc"
+_THREADS = 32
 
 
 class PortInUse(OSError):
@@ -35,7 +36,11 @@ class GrpcDoor:
         self._ingest = ingest
         self._metrics = metrics
         self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="grpc"),
+            # A call's message is read only once a thread takes it, so threads
+            # bound what gRPC holds before admission (threads x body limit);
+            # enough of them that a flood's calls reach admission and are
+            # refused at once instead of queueing unanswered behind 8.
+            futures.ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="grpc"),
             options=[
                 ("grpc.max_receive_message_length", max_body_bytes),
                 ("grpc.so_reuseport", 0),
@@ -78,9 +83,10 @@ class GrpcDoor:
                 k.lower(): v for k, v in context.invocation_metadata() if isinstance(v, str)
             }
             principal = self._ingest.authenticate(metadata)
-            decoded = self._ingest.decode(principal, body, "protobuf", gzip=False).result()
-            accepted = self._ingest.accept(decoded, TRANSPORT)
-            accepted.committed.result()
+            with self._ingest.admit(len(body)) as admitted:  # UNAVAILABLE at once past it
+                decoded = self._ingest.decode(principal, body, "protobuf", gzip=False).result()
+                accepted = self._ingest.accept(decoded, TRANSPORT, admitted)
+                accepted.committed.result()
         except IngestError as error:
             self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
             _abort(context, error)

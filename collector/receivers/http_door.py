@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import proto.responses
+from collector.admission import Reservation
 from collector.errors import (
     IngestError,
     MethodNotAllowed,
@@ -54,12 +55,15 @@ class HttpDoor:
             content = _content(headers.get("content-type", ""))
             as_json = content == "json"
             gzip = _gzip(headers.get("content-encoding", ""))
-            body = await self._read_body(request, headers)
-            decoded = await asyncio.wrap_future(
-                self._ingest.decode(principal, body, content, gzip=gzip)
-            )
-            accepted = self._ingest.accept(decoded, TRANSPORT)
-            await asyncio.wrap_future(accepted.committed)
+            declared = self._declared_size(headers)
+            with self._ingest.admit(declared) as admitted:  # 503 at once past the bound
+                body = await self._read_body(request, admitted)
+                decoded = await asyncio.wrap_future(
+                    self._ingest.decode(principal, body, content, gzip=gzip)
+                )
+                del body  # the decoder has it; hold the rows only
+                accepted = self._ingest.accept(decoded, TRANSPORT, admitted)
+                await asyncio.wrap_future(accepted.committed)
         except IngestError as error:
             self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
             return _error_response(error, as_json)
@@ -74,15 +78,24 @@ class HttpDoor:
         )
         return Response(payload, 200, media_type=JSON if as_json else PROTOBUF)
 
-    async def _read_body(self, request: Request, headers: dict[str, str]) -> bytes:
+    def _declared_size(self, headers: dict[str, str]) -> int:
+        """The Content-Length, if any (0 if absent); 413 past the body limit."""
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._max:
+        if not declared.isdigit():
+            return 0
+        if len(declared) > 20 or int(declared) > self._max:
             raise PayloadTooLarge(f"body of {declared} bytes exceeds {self._max}")
+        return int(declared)
+
+    async def _read_body(self, request: Request, admitted: Reservation) -> bytes:
+        """The body, holding room for it as it arrives (chunked bodies declare
+        no length)."""
         chunks = bytearray()
         async for chunk in request.stream():
             chunks += chunk
             if len(chunks) > self._max:
                 raise PayloadTooLarge(f"body exceeds {self._max} bytes")
+            admitted.grow_to(len(chunks))
         return bytes(chunks)
 
 
