@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.ports import KeyStore, ReadStore
 from api.routes import agents, runs
 
@@ -44,6 +47,11 @@ def create_api(
         title="badge-collector",
         version="0.1.0",
         description="Runs, scores and traces of AI agents, assembled from OTLP spans.",
+        responses=COMMON_RESPONSES,
+        exception_handlers={
+            RequestValidationError: validation_failed,
+            StarletteHTTPException: http_error,
+        },
     )
     app.state.reads = reads
     app.state.keys = keys

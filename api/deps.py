@@ -65,4 +65,11 @@ def get_caller(
 StoreDep = Annotated[ReadStore, Depends(get_store)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 PageSize = Annotated[int, Query(ge=1, le=500, description="items per page")]
-Cursor = Annotated[str | None, Query(description="opaque cursor from `next_cursor`")]
+Cursor = Annotated[
+    str | None,
+    Query(
+        description="opaque cursor from `next_cursor`",
+        max_length=200,
+        json_schema_extra={"pattern": r"^[A-Za-z0-9_-]*={0,2}$"},  # base64url; checked on use
+    ),
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import UTC, datetime
 
 from fastapi import HTTPException
@@ -29,6 +30,30 @@ def decode_cursor(cursor: str) -> str:
         return base64.urlsafe_b64decode(cursor.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise HTTPException(422, "malformed cursor") from None
+
+
+# What the cursors this API hands out decode to: a page offset, and a run
+# position (started_ns:run_id). Anything else is a 422, never a 500 (a cursor
+# of "²" passes str.isdigit(), and int() of 5,000 digits raises).
+_OFFSET = re.compile(r"[0-9]{1,9}")
+_POSITION = re.compile(r"(-?[0-9]{1,19}):([0-9a-f-]{1,64})")
+_INT64 = 1 << 63
+
+
+def page_offset(cursor: str) -> int:
+    """The offset a leaderboard cursor holds."""
+    offset = decode_cursor(cursor)
+    if not _OFFSET.fullmatch(offset):
+        raise HTTPException(422, "malformed cursor")
+    return int(offset)
+
+
+def run_position(cursor: str) -> tuple[int, str]:
+    """The (started_ns, run id) a run-list cursor holds."""
+    match = _POSITION.fullmatch(decode_cursor(cursor))
+    if match is None or not -_INT64 <= int(match[1]) < _INT64:
+        raise HTTPException(422, "malformed cursor")
+    return int(match[1]), match[2]
 
 
 def run_summary(run: RunRow) -> RunSummary:

@@ -88,11 +88,22 @@ def _robustness_axis(cohort: list[RunRecord]) -> float | None:
     return mean(per_task) if per_task else None
 
 
+def _summable(wanted: Mapping[str, float], present: list[str]) -> Mapping[str, float]:
+    """The weights, or the same ratios divided by the largest where the weighted
+    sum would overflow a float: any finite weights are valid (SCORING.md 2),
+    1e308 included. Axes are at most 100."""
+    if math.isfinite(sum(wanted.get(name, 0.0) for name in present) * 100.0):
+        return wanted
+    largest = max(wanted.get(name, 0.0) for name in present)
+    return {name: wanted.get(name, 0.0) / largest for name in present}
+
+
 def _weighted_mean(
     axes: Mapping[str, float | None], wanted: Mapping[str, float]
 ) -> tuple[dict[str, float], float | None]:
     """Renormalise the wanted weights over the non-null axes."""
     present = [name for name in policy.RADAR_AXES if axes[name] is not None]
+    wanted = _summable(wanted, present)
     total = math.fsum(wanted.get(name, 0.0) for name in present)
     if total <= 0:
         return dict.fromkeys(policy.RADAR_AXES, 0.0), None

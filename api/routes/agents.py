@@ -9,8 +9,9 @@ from fastapi import APIRouter, HTTPException, Query, Response
 
 import scoring
 from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.errors import error
 from api.ports import AgentRow, ReadStore
-from api.render import decode_cursor, encode_cursor, rfc3339
+from api.render import encode_cursor, page_offset, rfc3339
 from api.schemas import (
     Agent,
     AgentList,
@@ -23,7 +24,10 @@ from api.schemas import (
 from scoring.policy import SCORING_POLICY
 
 router = APIRouter(prefix="/api/v1/agents", tags=["agents"])
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "unknown agent"}}
+_AXIS = r"\s*(correctness|latency|cost|tool_efficiency|robustness)\s*"
+_NUMBER = r"\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+WEIGHTS_PATTERN = rf"^{_AXIS}:{_NUMBER}(,{_AXIS}:{_NUMBER})*$"
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent")}
 
 
 def find_agent(store: ReadStore, agent_id: str) -> AgentRow:
@@ -56,12 +60,7 @@ def list_agents(
             item[1].id,
         )
     )
-    start = 0
-    if cursor:
-        offset = decode_cursor(cursor)
-        if not offset.isdigit():
-            raise HTTPException(422, "malformed cursor")
-        start = int(offset)
+    start = page_offset(cursor) if cursor else 0
     page = scored[start : start + page_size]
     more = start + page_size < len(scored)
     return AgentList(
@@ -95,7 +94,7 @@ def get_agent(agent_id: str, store: StoreDep) -> Agent:
 @router.delete(
     "/{agent_id}",
     status_code=204,
-    responses={**NOT_FOUND, 401: {"description": "no key"}, 403: {"description": "not owner"}},
+    responses={**NOT_FOUND, 401: error("no key"), 403: error("not owner")},
 )
 def delete_agent(agent_id: str, store: StoreDep, caller: CallerDep) -> Response:
     """Owner only: the agent leaves lists; its runs stay; later spans are refused."""
@@ -138,13 +137,21 @@ def stats(agent_id: str, store: StoreDep) -> Stats:
 @router.get(
     "/{agent_id}/fitness",
     response_model=Fitness,
-    responses={**NOT_FOUND, 422: {"description": "bad weights"}},
+    responses={**NOT_FOUND, 422: error("bad weights, or another malformed parameter")},
 )
 def fitness(
     agent_id: str,
     store: StoreDep,
     weights: Annotated[
-        str | None, Query(description="e.g. correctness:2,latency:1 (unnamed axes get 0)")
+        str | None,
+        Query(
+            description="e.g. correctness:2,latency:1 (unnamed axes get 0; each axis once; "
+            "finite, non-negative numbers)",
+            max_length=500,
+            # Documented, not enforced: the parser's message ("unknown axis
+            # 'speed'") says more than a failed regular expression.
+            json_schema_extra={"pattern": WEIGHTS_PATTERN},
+        ),
     ] = None,
 ) -> Fitness:
     """The five-axis radar over the latest 100 terminal runs (SCORING.md section 2)."""

@@ -7,12 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.errors import error
 from api.ports import ReadStore, RunRow
-from api.render import STATUS_NAMES, decode_cursor, encode_cursor, rfc3339, run_summary
+from api.render import STATUS_NAMES, encode_cursor, rfc3339, run_position, run_summary
 from api.schemas import RunDetail, RunList, ToolCall, Trace
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "unknown run"}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown run")}
 MAX_TRACE_SPANS = 10_000
 
 
@@ -33,12 +34,7 @@ def list_runs(
     cursor: Cursor = None,
 ) -> RunList:
     """Newest first by (started_at, id)."""
-    before = None
-    if cursor:
-        started, _, run_id = decode_cursor(cursor).partition(":")
-        if not started.lstrip("-").isdigit() or not run_id:
-            raise HTTPException(422, "malformed cursor")
-        before = (int(started), run_id)
+    before = run_position(cursor) if cursor else None
     rows = store.runs(
         agent_id=agent_id, task_id=task_id, status=status, before=before, limit=page_size + 1
     )
@@ -72,7 +68,7 @@ def get_run(run_id: str, store: StoreDep) -> RunDetail:
 @router.get(
     "/{run_id}/trace",
     response_model=Trace,
-    responses={**NOT_FOUND, 401: {"description": "no key"}, 403: {"description": "not owner"}},
+    responses={**NOT_FOUND, 401: error("no key"), 403: error("not owner")},
 )
 def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
     """Owner only: the run's spans as a tree, each with how it was classified."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import random
 from typing import Any
 
@@ -215,6 +216,51 @@ def test_errors_are_json_detail(collector: Collector) -> None:
     for url in (f"{base}/runs/a%00b", f"{base}/runs?agent_id=%00"):  # SQL text has no NUL
         nul = collector.http.get(url)
         assert nul.status_code == 400 and "NUL" in nul.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/runs", {"cursor": base64.urlsafe_b64encode(b"99999999999999999999:x").decode()}),
+        ("/runs", {"cursor": base64.urlsafe_b64encode("²:ab".encode()).decode()}),
+        ("/runs", {"cursor": base64.urlsafe_b64encode(b"1" * 5_000 + b":ab").decode()[:200]}),
+        ("/runs", {"cursor": "²"}),
+        ("/runs", {"cursor": "A" * 5_000}),
+        ("/agents", {"cursor": base64.urlsafe_b64encode("²".encode()).decode()}),
+        ("/agents", {"cursor": base64.urlsafe_b64encode(b"9" * 5_000).decode()}),
+    ],
+)
+def test_malformed_cursors_are_422_with_a_string_detail(
+    collector: Collector, path: str, params: dict[str, str]
+) -> None:
+    reply = collector.http.get(f"{collector.http_url}{API}{path}", params=params)
+    assert reply.status_code == 422, reply.text
+    assert isinstance(reply.json()["detail"], str) and "cursor" in reply.json()["detail"]
+
+
+def test_the_largest_finite_weights_are_valid(collector: Collector) -> None:
+    """SCORING.md 2: any non-negative finite weight; the ratio is what counts."""
+    collector.post(run_trace("t", service="heavy"))
+    completed_runs(collector, 1)
+    ident = agent_id(collector, "heavy")
+    huge = get(collector, f"/agents/{ident}/fitness", weights="correctness:1e308,latency:1e308")
+    plain = get(collector, f"/agents/{ident}/fitness", weights="correctness:1,latency:1")
+    assert huge["composite_score"] == plain["composite_score"] is not None
+    assert huge["weights"] == plain["weights"]
+
+
+def test_validation_errors_are_one_string_like_every_other_error(collector: Collector) -> None:
+    reply = collector.http.get(f"{collector.http_url}{API}/agents", params={"page_size": 0})
+    assert reply.status_code == 422
+    assert reply.json()["detail"].startswith("query.page_size: ")
+
+
+def test_a_405_names_every_method_the_path_takes(collector: Collector) -> None:
+    url = f"{collector.http_url}{API}/agents/00000000-0000-0000-0000-000000000000"
+    reply = collector.http.request("OPTIONS", url)
+    assert reply.status_code == 405
+    assert reply.headers["allow"] == "DELETE, GET"
+    assert reply.json() == {"detail": "Method Not Allowed"}
 
 
 def test_leaderboard_hides_services_without_agent_runs(collector: Collector) -> None:

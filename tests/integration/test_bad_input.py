@@ -17,6 +17,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from collector.storage.engine import open_database
+from collector.storage.keys import KeyStore
 from tests.integration.harness import Collector, running_collector
 from tests.otlp_builders import new_span_id, new_trace_id, request, simple_trace, span
 
@@ -166,6 +168,52 @@ def test_revoked_key_is_refused_and_its_spans_stay(loaded: Collector) -> None:
     assert loaded.service.keys.revoke(prefix) == 1
     assert loaded.post(simple_trace().SerializeToString(), key=key).status_code == 401
     assert loaded.query("SELECT count(*) FROM spans WHERE owner = 'owner-r'") == [(4,)]
+
+
+def test_a_revocation_by_another_process_holds_for_the_next_request(loaded: Collector) -> None:
+    """`keys revoke` runs in its own process; no cache lets the key in after it."""
+    key = loaded.service.keys.create("owner-r2")
+    assert loaded.post(simple_trace().SerializeToString(), key=key).status_code == 200
+    assert loaded.export_grpc(simple_trace().SerializeToString(), key=key)
+    other = open_database(loaded.service.settings.database_url)
+    try:
+        assert KeyStore(other).revoke(key[:12]) == 1
+    finally:
+        other.dispose()
+    assert loaded.post(simple_trace().SerializeToString(), key=key).status_code == 401
+    assert grpc_error(loaded, b"", key=key).code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"\\ud800": 1}',
+        b'{"resourceSpans": [{"resource": {"attributes": [{"key": "\\udfff", '
+        b'"value": {"stringValue": "x"}}]}}]}',
+        b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "\\ud800"}]}]}]}',
+        b"[" * 10_000 + b"]" * 10_000,
+        b'{"resourceSpans": ' + b"[" * 10_000 + b"]" * 10_000 + b"}",
+        b'{"resourceSpans": [{"resource": {"attributes": [{"key": "a", "value": '
+        + b'{"arrayValue": {"values": [' * 200
+        + b"]}}" * 200
+        + b"}]}}]}",
+        b"1" * 5_000,
+    ],
+    ids=[
+        "surrogate-key",
+        "surrogate-attr-key",
+        "surrogate-name",
+        "deep",
+        "deep-inside",
+        "deep-values",
+        "digits",
+    ],
+)
+def test_hostile_json_is_400_with_a_message(loaded: Collector, body: bytes) -> None:
+    reply = loaded.post(body, content_type="application/json")
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["message"].startswith(("malformed JSON", "invalid OTLP/JSON"))
+    assert len(reply.json()["message"]) <= 300
 
 
 def test_a_key_never_writes_into_another_owners_agent(loaded: Collector) -> None:

@@ -60,6 +60,16 @@ def test_radar_rejects_bad_weight_mapping() -> None:
         scoring.radar([run(0)], {"correctness": -1.0})
 
 
+def test_the_largest_finite_weights_give_the_same_radar_as_their_ratio() -> None:
+    """SCORING.md 2: any non-negative finite weight is valid; 1e308 must not
+    overflow the weighted sum."""
+    runs = [run(i, success=i % 3 != 0, latency_ms=100.0 + i) for i in range(30)]
+    huge = scoring.radar(runs, {"correctness": 1e308, "latency": 1e308, "cost": 5e307})
+    ratio = scoring.radar(runs, {"correctness": 2.0, "latency": 2.0, "cost": 1.0})
+    assert huge.composite_score == ratio.composite_score is not None
+    assert huge.weights == pytest.approx(ratio.weights)
+
+
 def test_null_latencies_leave_the_average_and_default_to_neutral() -> None:
     result = scoring.composite([run(0, latency_ms=None), run(1, latency_ms=None)])
     assert result is not None
