@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -34,8 +35,13 @@ def collector(tmp_path: Path, database_url: str) -> Iterator[Collector]:
 def poison_json(field: str) -> bytes:
     trace_id = new_trace_id().hex()
     spans = [
-        {"traceId": trace_id, "spanId": new_span_id().hex(), "name": "poison", field: str(TOO_LATE)}
-        | ({"startTimeUnixNano": "1"} if field == "endTimeUnixNano" else {}),
+        {  # the start alone would be refused as after the end (0)
+            "traceId": trace_id,
+            "spanId": new_span_id().hex(),
+            "name": "poison",
+            "startTimeUnixNano": str(TOO_LATE) if field == "startTimeUnixNano" else "1",
+            "endTimeUnixNano": str(TOO_LATE),
+        },
         {"traceId": trace_id, "spanId": new_span_id().hex(), "name": "fine"},
     ]
     body = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
@@ -73,8 +79,8 @@ def test_poison_and_innocent_traffic_together_every_innocent_request_is_200(
     innocent_key = collector.service.keys.create("innocent")
     codes: dict[str, list[int]] = {"poison": [], "innocent": []}
 
-    def send(kind: str) -> None:
-        for _ in range(15):
+    def send(kind: str, times: int) -> None:
+        for _ in range(times):
             if kind == "poison":
                 body, key = poison_json("startTimeUnixNano"), "default"
                 reply = collector.post(body, content_type="application/json", key=key)
@@ -82,14 +88,25 @@ def test_poison_and_innocent_traffic_together_every_innocent_request_is_200(
                 reply = collector.post(simple_trace().SerializeToString(), key=innocent_key)
             codes[kind].append(reply.status_code)
 
-    threads = [threading.Thread(target=send, args=(k,)) for k in ["poison"] * 2 + ["innocent"] * 4]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert codes["innocent"] == [200] * 60
-    assert codes["poison"] == [200] * 30  # each with its bad span refused
-    assert collector.query("SELECT count(*) FROM spans WHERE owner = 'innocent'") == [(240,)]
+    def together(times: int) -> None:
+        threads = [
+            threading.Thread(target=send, args=(kind, times))
+            for kind in ["poison"] * 2 + ["innocent"] * 4
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    with collector.writes_blocked():  # the first requests all wait for one commit
+        first = threading.Thread(target=together, args=(1,))
+        first.start()
+        time.sleep(1.0)  # all six decoded and queued behind the held lock
+    first.join()
+    together(10)  # and then as they come
+    assert codes["innocent"] == [200] * 44
+    assert codes["poison"] == [200] * 22  # each with its bad span refused
+    assert collector.query("SELECT count(*) FROM spans WHERE owner = 'innocent'") == [(176,)]
 
 
 def test_a_batch_the_database_refuses_is_split_and_the_others_commit(
