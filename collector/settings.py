@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="request body limit")
     max_spans_per_request: int = Field(10_000, gt=0, description="spans in one request")
     max_inflight_bytes: int = Field(
-        64 * 1024 * 1024, gt=0, description="export bytes admitted but not yet answered"
+        32 * 1024 * 1024, gt=0, description="export bytes admitted but not yet answered"
     )
     queue_max_spans: int = Field(200_000, gt=0, description="ingest queue bound")
     span_retention_days: float = Field(30.0, gt=0, description="older spans are deleted")

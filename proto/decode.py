@@ -121,22 +121,24 @@ def _record(
     if parent and len(parent) != 8:
         return "parent_span_id must be empty or 8 bytes"
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
-    if end > _MAX_NS or start > _MAX_NS:
-        return "start_time_unix_nano and end_time_unix_nano must be below 2^63"
     if end < start:
         return "end_time_unix_nano is before start_time_unix_nano"
+    if end > _MAX_NS:  # and so is start, or it is after the end
+        return "start_time_unix_nano and end_time_unix_nano must be below 2^63"
     kind, status = span.kind, span.status
+    code = status.code
     if not 0 <= kind <= _MAX_KIND:
         return f"kind must be a SpanKind (0-{_MAX_KIND})"
-    if not 0 <= status.code <= _MAX_STATUS_CODE:
+    if not 0 <= code <= _MAX_STATUS_CODE:
         return f"status.code must be a StatusCode (0-{_MAX_STATUS_CODE})"
     scanned = _lift(span, selection, limits)
     if scanned is None:
         return f"attribute nested deeper than {limits.max_depth} levels"
     long_key, lifted = scanned
-    has_events = bool(span.events)
-    if (has_events or span.links) and any(
-        too_deep(item.attributes, limits.max_depth) for item in (*span.events, *span.links)
+    events, links = span.events, span.links
+    has_extras = bool(events) or bool(links)
+    if has_extras and any(
+        too_deep(item.attributes, limits.max_depth) for item in (*events, *links)
     ):
         return f"attribute nested deeper than {limits.max_depth} levels"
     trace = trace_hex.get(trace_id)
@@ -150,14 +152,16 @@ def _record(
         kind,
         start,
         end,
-        status.code,
+        code,
         sql_text(status.message),
         span.flags,
         lifted,
         resource,
         scope_name,
-        _exception_type(span) if has_events else None,
-        _encode(span, limits, has_events, long_key),
+        _exception_type(events) if events else None,
+        _encode(span, limits, events, links, long_key)
+        if has_extras or long_key
+        else _plain(span, limits),
         resource_encoded,
     )
 
@@ -199,32 +203,34 @@ def _limit_resource(resource: Any, limits: Limits) -> str | None:
     return None
 
 
-def _encode(span: Any, limits: Limits, has_events: bool, long_key: bool) -> bytes:
+def _plain(span: Any, limits: Limits) -> bytes:
+    """The bytes of a span with no events, links or long keys (most spans)."""
+    encoded: bytes = span.SerializeToString()
+    if len(encoded) > limits.max_string_bytes:  # only a span this big holds a long value
+        limit_attributes(span.attributes, limits)
+        encoded = span.SerializeToString()
+    return encoded
+
+
+def _encode(span: Any, limits: Limits, events: Any, links: Any, long_key: bool) -> bytes:
     """The span's bytes after the OTLP.md limits: events, then every attribute
     list's keys and values (span, events, links)."""
-    if has_events:
-        extra = len(span.events) - limits.max_events
-        if extra > 0:
-            del span.events[limits.max_events :]
-            span.dropped_events_count += extra
+    extra = len(events) - limits.max_events
+    if extra > 0:
+        del events[limits.max_events :]
+        span.dropped_events_count += extra
     encoded: bytes = span.SerializeToString()
-    size = len(encoded)
-    # Only a span this big can hold a long value; a long key anywhere makes it
-    # longer than max_key_bytes. Small spans skip the second pass entirely.
-    if (
-        size > limits.max_string_bytes
-        or long_key
-        or ((has_events or span.links) and size > limits.max_key_bytes)
-    ):
+    # A long key anywhere makes a span longer than max_key_bytes.
+    if long_key or len(encoded) > min(limits.max_string_bytes, limits.max_key_bytes):
         limit_attributes(span.attributes, limits)
-        for item in (*span.events, *span.links):
+        for item in (*events, *links):
             item.dropped_attributes_count += limit_attributes(item.attributes, limits)
         encoded = span.SerializeToString()
     return encoded
 
 
-def _exception_type(span: Any) -> str | None:
-    for event in span.events:
+def _exception_type(events: Any) -> str | None:
+    for event in events:
         if event.name == "exception":
             for kv in event.attributes:
                 if kv.key == "exception.type":
