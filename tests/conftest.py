@@ -1,4 +1,4 @@
-"""Shared test helpers: the read-only reference data, and the two databases.
+"""Shared test helpers: the reference data, and the two databases.
 
 `database_url` is THE parametrised fixture: every test that takes it runs on
 SQLite (a file in the test's temp dir) and on PostgreSQL (a fresh database in
@@ -14,12 +14,11 @@ import pytest
 
 from tests.postgres import PostgresCluster
 
+# The reference data the tests load: copies kept in the repository, so a
+# clone stands alone; tests/test_fixtures.py checks them against the
+# specification's originals in ../shared when that folder is present.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    return SHARED
 
 
 @pytest.fixture(scope="session")

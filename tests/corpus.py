@@ -1,4 +1,4 @@
-"""The recorded corpus in ../shared/corpus (read in place), and how to replay it."""
+"""The recorded corpus (tests/fixtures/corpus), and how to replay it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 
-CORPUS = SHARED / "corpus"
+CORPUS = FIXTURES / "corpus"
 SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").exists())
 
 

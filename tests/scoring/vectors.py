@@ -1,4 +1,4 @@
-"""Loads ../shared/fixtures/scoring_vectors.json (read in place, never copied)."""
+"""Loads the scoring vectors (tests/fixtures/scoring_vectors.json)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from scoring import RunRecord
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 
-VECTORS_PATH = SHARED / "fixtures" / "scoring_vectors.json"
+VECTORS_PATH = FIXTURES / "scoring_vectors.json"
 
 
 def load_vectors() -> list[dict[str, Any]]:
