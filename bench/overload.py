@@ -113,8 +113,7 @@ def flood(
         client.close()
 
     threads = [
-        threading.Thread(target=sender, args=("http" if i % 2 else "grpc",))
-        for i in range(senders)
+        threading.Thread(target=sender, args=("http" if i % 2 else "grpc",)) for i in range(senders)
     ]
     for thread in threads:
         thread.start()

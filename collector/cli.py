@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="badge-collector", description="OTLP trace collector that scores AI agents."
     )
+    parser.add_argument(
+        "--verbose", action="store_true", help="log at BADGE_LOG_LEVEL (INFO) for any command"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="start the OTLP doors and the read API")
     for flag, (field, kind) in SERVE_FLAGS.items():
@@ -77,14 +80,36 @@ def _parser() -> argparse.ArgumentParser:
     from collector.commands import add_read_commands
 
     add_read_commands(sub)
+    for command in _commands(sub):  # `badge-collector agents --verbose` works too
+        command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS)
     return parser
+
+
+def _commands(sub: Any) -> list[argparse.ArgumentParser]:
+    """Every (sub)command's parser, nested ones included."""
+    found: list[argparse.ArgumentParser] = []
+    for parser in dict.fromkeys(sub.choices.values()):
+        found.append(parser)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found.extend(_commands(action))
+    return found
+
+
+def log_level(args: argparse.Namespace, settings: Settings) -> str:
+    """`serve` logs at the configured level; every other command prints only its
+    answer (warnings and errors still show) unless --verbose or BADGE_LOG_LEVEL
+    asks for more. Alembic alone printed nine INFO lines before each answer."""
+    if args.command == "serve" or args.verbose or "log_level" in settings.model_fields_set:
+        return settings.log_level.upper()
+    return "WARNING"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     settings = settings_from(args)
     logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=log_level(args, settings), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if args.command == "serve":
         return serve(settings)

@@ -147,7 +147,7 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
         time.sleep(0.02)
 
 
-def test_settings(db_path: Path, **overrides: Any) -> Settings:
+def collector_settings(db_path: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = dict(
         database_url=f"sqlite:///{db_path}",
         grpc_port=0,
@@ -166,7 +166,7 @@ def running_collector(
     tmp_path: Path, clock: Callable[[], float] = time.time, **overrides: Any
 ) -> Iterator[Collector]:
     db_path = tmp_path / "collector.db"
-    service = build(test_settings(db_path, **overrides), clock=clock)
+    service = build(collector_settings(db_path, **overrides), clock=clock)
     key = service.keys.create("owner-a")
     service.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")

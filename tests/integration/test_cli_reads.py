@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from tests.integration.processes import cli, start_server
 
@@ -35,3 +36,18 @@ def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: 
         assert missing.returncode != 0 and "no agent named" in missing.stderr
     finally:
         server.stop()
+
+
+def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'quiet.db'}"
+    created = cli("keys", "create", "--owner", "me", "--database-url", url)
+    assert created.stdout.startswith("bdg_") and created.stdout.count("\n") == 1
+    assert created.stderr == "Key for owner 'me' (role agent). It is shown once; store it now.\n"
+    board = cli("agents", "--database-url", url)
+    assert board.stderr == "" and board.stdout.startswith("  #  agent")
+    for loud in (
+        cli("agents", "--verbose", "--database-url", url),
+        cli("--verbose", "keys", "list", "--database-url", url),
+        cli("agents", "--database-url", url, env={"BADGE_LOG_LEVEL": "INFO"}),
+    ):
+        assert "INFO alembic" in loud.stderr

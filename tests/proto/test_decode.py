@@ -255,7 +255,16 @@ def test_fuzz_arbitrary_bytes_decode_or_fail_cleanly(body: bytes, content: str) 
     except proto.DecodeError:
         return
     result = proto.decode_request(message, SELECT, proto.Limits())
-    assert result.rejected + len(result.spans) >= 0
+    sent = sum(len(ss.spans) for rs in message.resource_spans for ss in rs.scope_spans)
+    assert result.rejected + len(result.spans) == sent  # each span kept or refused, once
+    assert len(result.errors) <= result.rejected
+    for wire in result.spans:  # what was kept passed every check
+        assert len(wire.trace_id) == 32 and wire.trace_id != "0" * 32
+        assert len(wire.span_id) == 16 and wire.span_id != "0" * 16
+        assert len(wire.parent_span_id) in (0, 16)
+        assert 0 <= wire.start_ns <= wire.end_ns < 1 << 63
+        assert 0 <= wire.kind <= 5 and 0 <= wire.status_code <= 2
+        assert "\x00" not in wire.name and "\x00" not in wire.scope_name
 
 
 def test_each_span_check_refuses_only_its_span() -> None:
