@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
@@ -42,7 +43,9 @@ def create_api(
     *,
     metrics: Callable[[], bytes],
     insecure: bool = False,
+    routes: Sequence[BaseRoute] = (),
 ) -> FastAPI:
+    """The read API; `routes` are served too, before its own (the OTLP/HTTP door)."""
     app = FastAPI(
         title="badge-collector",
         version="0.1.0",
@@ -56,6 +59,8 @@ def create_api(
     app.state.reads = reads
     app.state.keys = keys
     app.state.insecure = insecure
+    for route in routes:
+        app.router.routes.append(route)
     app.include_router(agents.router)
     app.include_router(runs.router)
 

@@ -13,7 +13,7 @@ from scoring import Composite, Repeatability, RunRecord
 
 
 @dataclass(frozen=True, slots=True)
-class AgentRow:
+class AgentInfo:
     id: str
     owner: str
     name: str
@@ -35,7 +35,7 @@ class RunCounts:
 
 
 @dataclass(frozen=True, slots=True)
-class RunRow:
+class RunInfo:
     """A run summary with the fields API.md lists."""
 
     id: str
@@ -61,17 +61,48 @@ class RunRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SpanVerdict:
+    """How run assembly classified one span, and why it did or did not count."""
+
+    role: str
+    rule: str
+    counted: bool
+    reason: str | None
+    root: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSpan:
+    """One stored span of a run, decoded for reading, with its verdict."""
+
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    status_code: int
+    status_message: str
+    resource: Mapping[str, Any]  # attributes, JSON-ready
+    scope: str
+    details: Mapping[str, Any]  # attributes, events, links and dropped counts, JSON-ready
+    verdict: SpanVerdict
+
+
+@dataclass(frozen=True, slots=True)
 class TraceView:
-    spans: list[dict[str, Any]]  # a forest, each node with "children"
+    spans: list[TraceSpan]  # the run's spans by start time, at most max_spans
     truncated: bool
 
 
 class ReadStore(Protocol):
     def ready(self) -> bool: ...
 
-    def agents(self) -> list[AgentRow]: ...
+    def agents(self) -> list[AgentInfo]: ...
 
-    def agent(self, agent_id: str) -> AgentRow | None: ...
+    def agent(self, agent_id: str) -> AgentInfo | None: ...
+
+    def composites(self) -> dict[str, Composite | None]: ...
 
     def delete_agent(self, agent_id: str) -> None: ...
 
@@ -91,11 +122,11 @@ class ReadStore(Protocol):
         status: str | None,
         before: tuple[int, str] | None,
         limit: int,
-    ) -> list[tuple[RunRow, int]]: ...
+    ) -> list[tuple[RunInfo, int]]: ...
 
-    def run(self, run_id: str) -> RunRow | None: ...
+    def run(self, run_id: str) -> RunInfo | None: ...
 
-    def trace(self, run: RunRow, max_spans: int) -> TraceView: ...
+    def trace(self, run: RunInfo, max_spans: int) -> TraceView: ...
 
 
 class KeyStore(Protocol):

@@ -6,10 +6,11 @@ import base64
 import binascii
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 from fastapi import HTTPException
 
-from api.ports import RunRow
+from api.ports import RunInfo, TraceSpan
 from api.schemas import RunSummary
 
 STATUS_NAMES = {0: "unset", 1: "ok", 2: "error"}
@@ -56,7 +57,7 @@ def run_position(cursor: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
-def run_summary(run: RunRow) -> RunSummary:
+def run_summary(run: RunInfo) -> RunSummary:
     return RunSummary(
         id=run.id,
         agent_id=run.agent_id,
@@ -77,3 +78,39 @@ def run_summary(run: RunRow) -> RunSummary:
         error_class=run.error_class,
         span_count=run.span_count,
     )
+
+
+def trace_tree(spans: list[TraceSpan]) -> list[dict[str, Any]]:
+    """The spans as a forest for JSON: each node with its children; a span whose
+    parent is not among them is a root."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for span in spans:
+        verdict = span.verdict
+        nodes[span.span_id] = {
+            "span_id": span.span_id,
+            "parent_span_id": span.parent_span_id,
+            "name": span.name,
+            "kind": span.kind,
+            "start": span.start_ns,
+            "end": span.end_ns,
+            "status": {
+                "code": STATUS_NAMES.get(span.status_code, "unset"),
+                "message": span.status_message,
+            },
+            "resource": span.resource,
+            "scope": span.scope,
+            **span.details,
+            "classification": {
+                "role": verdict.role,
+                "rule": verdict.rule,
+                "counted": verdict.counted,
+                "reason": verdict.reason,
+                "root": verdict.root,
+            },
+            "children": [],
+        }
+    roots: list[dict[str, Any]] = []
+    for node in nodes.values():
+        parent = nodes.get(node["parent_span_id"] or "")
+        (parent["children"] if parent else roots).append(node)
+    return roots

@@ -22,10 +22,11 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from collector.agents import agent_id  # noqa: E402
+from collector.assembly.identity import agent_id  # noqa: E402
 from collector.storage.dialect import insert_ignore_rows, upsert_rows  # noqa: E402
-from collector.storage.engine import create_schema, open_database  # noqa: E402
-from collector.storage.run_writes import RUN_COLUMNS  # noqa: E402
+from collector.storage.engine import open_database  # noqa: E402
+from collector.storage.migrate import create_schema  # noqa: E402
+from collector.storage.rows import RUN_COLUMNS  # noqa: E402
 from collector.storage.tables import agents, runs  # noqa: E402
 from tests.integration.processes import start_server  # noqa: E402
 

@@ -1,1 +1,1 @@
-"""The engine and composition root: receivers, pipeline, assembly, storage, CLI."""
+"""The engine and composition root: receivers, ingest, writer, runs, storage, CLI."""

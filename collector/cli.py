@@ -134,8 +134,9 @@ def db_command(settings: Settings) -> int:
 
 
 def keys_command(args: argparse.Namespace, settings: Settings) -> int:
-    from collector.storage.engine import create_schema, open_database
+    from collector.storage.engine import open_database
     from collector.storage.keys import KeyStore
+    from collector.storage.migrate import create_schema
 
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)

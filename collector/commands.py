@@ -8,6 +8,7 @@ direct path calls the same route functions over the SQL read store.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import urllib.error
@@ -40,80 +41,89 @@ def add_read_commands(sub: Any) -> None:
 
 
 class Reader:
-    """GET the read API's JSON, from a server or straight from the database."""
+    """GET the read API's JSON, from a server or from the database in-process.
+
+    In-process, the request goes through the same FastAPI app `serve` runs
+    (routing, validation, errors), called directly over ASGI: the CLI and
+    the API cannot disagree.
+    """
 
     def __init__(self, url: str | None, settings: Settings) -> None:
         self._url = url.rstrip("/") if url else None
         self._settings = settings
-        self._store: Any = None
+        self._app: Any = None
 
     def get(self, path: str, **params: Any) -> Any:
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
         if self._url is not None:
-            query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
             with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
                 return json.load(r)
-        return self._direct(path, params)
-
-    def _direct(self, path: str, params: dict[str, Any]) -> Any:
-        from fastapi import HTTPException
-
-        from api.routes import agents, runs
-
-        store = self._open()
-        parts = path.strip("/").split("/")
-        try:
-            if parts == ["agents"]:
-                result: Any = agents.list_agents(store, 500, None, bool(params.get("all")))
-            elif parts[0] == "agents" and len(parts) == 3:
-                handler = {"stats": agents.stats, "reliability": agents.reliability}.get(parts[2])
-                if parts[2] == "fitness":
-                    result = agents.fitness(parts[1], store, params.get("weights"))
-                elif handler is not None:
-                    result = handler(parts[1], store)
-                else:
-                    raise SystemExit(f"unknown path {path}")
-            elif parts == ["runs"]:
-                result = runs.list_runs(
-                    store,
-                    params.get("agent_id"),
-                    None,
-                    None,
-                    int(params.get("page_size", 50)),
-                    None,
-                )
-            else:
-                raise SystemExit(f"unknown path {path}")
-        except HTTPException as exc:
-            raise SystemExit(f"error: {exc.detail}") from None
-        return result.model_dump()
+        status, body = asyncio.run(_asgi_get(self._open(), f"/api/v1{path}", query))
+        if status != 200:
+            raise SystemExit(f"error: {body.get('detail', body)}")
+        return body
 
     def _open(self) -> Any:
-        if self._store is None:
-            from collector.agents import AgentDirectory
+        if self._app is None:
+            import time
+
+            from api import create_api
             from collector.assembly.runs import Timers
-            from collector.storage.engine import create_schema, open_database
+            from collector.storage.agents import AgentDirectory
+            from collector.storage.engine import open_database
             from collector.storage.keys import KeyStore
+            from collector.storage.migrate import create_schema
             from collector.storage.reads import SqlReadStore
 
             s = self._settings
             db = open_database(s.database_url, synchronous=s.sqlite_synchronous)
             create_schema(db)
-            import time
-
-            self._store = SqlReadStore(
+            store = SqlReadStore(
                 db,
                 KeyStore(db),
                 AgentDirectory(db),
                 Timers(s.orphan_grace_s, s.run_timeout_s),
                 time.time,
             )
-        return self._store
+            self._app = create_api(store, store, metrics=lambda: b"", insecure=True)
+        return self._app
 
     def agent_id(self, name_or_id: str) -> str:
         for agent in self.get("/agents", all="true")["items"]:
             if name_or_id in (agent["id"], agent["name"]):
                 return str(agent["id"])
         raise SystemExit(f"error: no agent named {name_or_id!r}")
+
+
+async def _asgi_get(app: Any, path: str, query: str) -> tuple[int, Any]:
+    """One GET through an ASGI app, in this process."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query.encode(),
+        "headers": [(b"host", b"badge-collector-cli")],
+        "client": ("127.0.0.1", 0),
+        "server": ("badge-collector-cli", 0),
+    }
+    answer: dict[str, Any] = {"status": 500, "body": b""}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        elif message["type"] == "http.response.body":
+            answer["body"] += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return int(answer["status"]), json.loads(answer["body"] or b"null")
 
 
 def run_read_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -119,8 +119,9 @@ def _one_run(
 
 
 def _demo_key(settings: Settings) -> str:
-    from collector.storage.engine import create_schema, open_database
+    from collector.storage.engine import open_database
     from collector.storage.keys import KeyStore
+    from collector.storage.migrate import create_schema
 
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)

@@ -19,20 +19,22 @@ import uvicorn
 
 import proto
 from api import create_api
-from collector.admission import InflightBudget
-from collector.agents import AgentDirectory
-from collector.assembler import RunAssembler
 from collector.assembly.runs import Timers
-from collector.decoding import Decoder, default_workers
 from collector.ingest import Ingest
+from collector.ingest.admission import InflightBudget
+from collector.ingest.decoding import Decoder, default_workers
 from collector.metrics import Metrics
-from collector.pipeline import IngestPipeline
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
 from collector.receivers.http_door import HttpDoor
+from collector.runs.fresh import RunCommitHook
+from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
-from collector.storage.engine import Database, create_schema, open_database
+from collector.storage.agents import AgentDirectory
+from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
+from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
+from collector.writer import BatchWriter
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -46,8 +48,8 @@ class Service:
     db: Database
     keys: KeyStore
     metrics: Metrics
-    pipeline: IngestPipeline
-    assembler: RunAssembler
+    writer: BatchWriter
+    recomputer: RunRecomputer
     grpc: GrpcDoor
     http: HttpDoor
     reads: SqlReadStore
@@ -64,11 +66,16 @@ class Service:
         self.http_port = sock.getsockname()[1]
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)
         self.decoder.warm_up()
-        self.pipeline.start()
-        self.assembler.start()
+        self.writer.start()
+        self.recomputer.start()
         self.grpc.start()
-        app = create_api(self.reads, self.reads, metrics=self.metrics.render, insecure=s.insecure)
-        app.router.routes.insert(0, self.http.route())
+        app = create_api(
+            self.reads,
+            self.reads,
+            metrics=self.metrics.render,
+            insecure=s.insecure,
+            routes=[self.http.route()],
+        )
         config = uvicorn.Config(
             app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=30
         )
@@ -88,9 +95,9 @@ class Service:
         if self._http_thread is not None:
             self._http_thread.join(30)
         self.decoder.close()
-        self.pipeline.close()  # every accepted span committed
-        self.assembler.stop()  # runs of the last spans computed and stored
-        self.pipeline.shutdown()
+        self.writer.close()  # every accepted span committed
+        self.recomputer.stop()  # runs of the last spans computed and stored
+        self.writer.shutdown()
         self.db.dispose()
 
 
@@ -116,7 +123,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     metrics = Metrics()
     keys = KeyStore(db)
     timers = Timers(settings.orphan_grace_s, settings.run_timeout_s)
-    assembler = RunAssembler(
+    recomputer = RunRecomputer(
         db,
         timers,
         clock,
@@ -125,10 +132,10 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         sweep_interval_s=settings.sweep_interval_s,
         retention_s=settings.span_retention_days * 86400.0,
     )
-    pipeline = IngestPipeline(
-        db, settings.queue_max_spans, assembler.committed, metrics, clock=clock
+    writer = BatchWriter(
+        db, settings.queue_max_spans, RunCommitHook(recomputer, metrics), metrics, clock=clock
     )
-    assembler.attach(pipeline)
+    recomputer.attach(writer)
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)
     workers = settings.decode_workers
@@ -136,7 +143,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     ingest = Ingest(
         keys,
         directory,
-        pipeline,
+        writer,
         metrics,
         clock,
         limits,
@@ -152,8 +159,8 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         db=db,
         keys=keys,
         metrics=metrics,
-        pipeline=pipeline,
-        assembler=assembler,
+        writer=writer,
+        recomputer=recomputer,
         grpc=GrpcDoor(ingest, metrics, settings.max_body_bytes),
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
         reads=reads,

@@ -96,8 +96,7 @@ def decode_request(request: Any, selection: Selection, limits: Limits) -> Decode
                     errors[record] = errors.get(record, 0) + 1
                 else:
                     spans.append(record)
-    messages = tuple(f"{count} span(s): {reason}" for reason, count in errors.items())
-    return DecodedRequest(tuple(spans), sum(errors.values()), messages)
+    return DecodedRequest(tuple(spans), sum(errors.values()), errors)
 
 
 def _record(

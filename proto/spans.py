@@ -65,7 +65,11 @@ class DecodedRequest:
 
     spans: tuple[WireSpan, ...]
     rejected: int
-    errors: tuple[str, ...]
+    reasons: Mapping[str, int]  # why -> how many spans
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        return tuple(f"{count} span(s): {reason}" for reason, count in self.reasons.items())
 
     @property
     def error_message(self) -> str:

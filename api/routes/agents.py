@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, Query, Response
 import scoring
 from api.deps import CallerDep, Cursor, PageSize, StoreDep
 from api.errors import error
-from api.ports import AgentRow, ReadStore
+from api.ports import AgentInfo, ReadStore
 from api.render import encode_cursor, page_offset, rfc3339
 from api.schemas import (
     Agent,
@@ -30,7 +30,7 @@ WEIGHTS_PATTERN = rf"^{_AXIS}:{_NUMBER}(,{_AXIS}:{_NUMBER})*$"
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent")}
 
 
-def find_agent(store: ReadStore, agent_id: str) -> AgentRow:
+def find_agent(store: ReadStore, agent_id: str) -> AgentInfo:
     """A malformed id is a 404 like an unknown one (API.md)."""
     try:
         uuid.UUID(agent_id)
@@ -51,7 +51,8 @@ def list_agents(
 ) -> AgentList:
     """Leaderboard: by composite (nulls last), then name."""
     rows = [a for a in store.agents() if all or a.listed]
-    scored = [(store.composite(a.id), a) for a in rows]
+    composites = store.composites()
+    scored = [(composites.get(a.id), a) for a in rows]
     scored.sort(
         key=lambda item: (
             item[0] is None,

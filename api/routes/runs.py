@@ -8,8 +8,15 @@ from fastapi import APIRouter, HTTPException, Query
 
 from api.deps import CallerDep, Cursor, PageSize, StoreDep
 from api.errors import error
-from api.ports import ReadStore, RunRow
-from api.render import STATUS_NAMES, encode_cursor, rfc3339, run_position, run_summary
+from api.ports import ReadStore, RunInfo
+from api.render import (
+    STATUS_NAMES,
+    encode_cursor,
+    rfc3339,
+    run_position,
+    run_summary,
+    trace_tree,
+)
 from api.schemas import RunDetail, RunList, ToolCall, Trace
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
@@ -17,7 +24,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown run")}
 MAX_TRACE_SPANS = 10_000
 
 
-def find_run(store: ReadStore, run_id: str) -> RunRow:
+def find_run(store: ReadStore, run_id: str) -> RunInfo:
     run = store.run(run_id)
     if run is None:
         raise HTTPException(404, "unknown run")
@@ -75,4 +82,6 @@ def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
     run = find_run(store, run_id)
     caller.require_owner(run.owner)
     view = store.trace(run, MAX_TRACE_SPANS)
-    return Trace(run_id=run.id, trace_id=run.trace_id, spans=view.spans, truncated=view.truncated)
+    return Trace(
+        run_id=run.id, trace_id=run.trace_id, spans=trace_tree(view.spans), truncated=view.truncated
+    )

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import proto.responses
-from collector.admission import Reservation
+from collector.ingest.admission import Reservation
 from collector.errors import (
     IngestError,
     MethodNotAllowed,

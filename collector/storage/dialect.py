@@ -45,6 +45,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+# Ids per IN (...) list, under every dialect's bind-parameter limit.
+_IN_CHUNK: Final = 400
+
+
+def in_chunks(items: Sequence[str]) -> Iterable[list[str]]:
+    """IN (...) lists of at most _IN_CHUNK ids."""
+    for start in range(0, len(items), _IN_CHUNK):
+        yield list(items[start : start + _IN_CHUNK])
+
 
 def _marker(conn: Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"

@@ -93,13 +93,6 @@ def _switch_to_wal(cursor: Any) -> None:
             time.sleep(0.05)
 
 
-def create_schema(db: Database) -> None:
-    """Migrate to the newest schema (Alembic; the first revision is the base)."""
-    from collector.storage.migrate import upgrade
-
-    upgrade(db)
-
-
 def ping(db: Database) -> bool:
     try:
         with db.reader.connect() as conn:

@@ -27,6 +27,11 @@ def _config() -> Config:
     return config
 
 
+def create_schema(db: Database) -> None:
+    """Migrate to the newest schema (Alembic; the first revision is the base)."""
+    upgrade(db)
+
+
 def upgrade(db: Database, revision: str = "head") -> None:
     config = _config()
     with db.writer.begin() as conn:

@@ -13,19 +13,30 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select, update
+from sqlalchemy import and_, case, func, or_, select
 
 import scoring
-from api.ports import AgentRow, RunCounts, RunRow, TraceView
-from collector.agents import AgentDirectory
+from api.ports import AgentInfo, RunCounts, RunInfo, TraceView
 from collector.assembly.runs import Timers
+from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
 from collector.storage.keys import KeyStore
 from collector.storage.tables import agents, resources, runs, spans, trace_spans, traces
-from collector.trace_view import build_trace_view
+from collector.storage.trace_spans import trace_spans as trace_records
 from scoring import policy
 
 TERMINAL = tuple(sorted(policy.TERMINAL_STATUSES))
+# Per (agent, status, cost source): the sums scoring needs (the covering index).
+_TOTALS = select(
+    runs.c.agent_id,
+    runs.c.status,
+    runs.c.cost_source,
+    func.count(),
+    func.sum(case((runs.c.success.is_(True), 1), else_=0)),
+    func.sum(runs.c.latency_ms),
+    func.count(runs.c.latency_ms),
+    func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
+)
 
 
 class SqlReadStore:
@@ -50,7 +61,7 @@ class SqlReadStore:
         principal = self._keys.authenticate(key)
         return principal.owner if principal else None
 
-    def _agent_rows(self, *conditions: Any) -> list[AgentRow]:
+    def _agent_rows(self, *conditions: Any) -> list[AgentInfo]:
         listed = func.max(
             case((or_(runs.c.task_id.is_not(None), runs.c.has_agent_span), 1), else_=0)
         )
@@ -71,7 +82,7 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return [
-            AgentRow(
+            AgentInfo(
                 id=r.id,
                 owner=r.owner,
                 name=r.name,
@@ -83,10 +94,10 @@ class SqlReadStore:
             for r in rows
         ]
 
-    def agents(self) -> list[AgentRow]:
+    def agents(self) -> list[AgentInfo]:
         return self._agent_rows()
 
-    def agent(self, agent_id: str) -> AgentRow | None:
+    def agent(self, agent_id: str) -> AgentInfo | None:
         """One agent without joining its runs: index lookups only."""
         with self._db.reader.connect() as conn:
             row = conn.execute(
@@ -97,7 +108,7 @@ class SqlReadStore:
             last_ns = conn.execute(
                 select(func.max(runs.c.started_ns)).where(runs.c.agent_id == agent_id)
             ).scalar()
-        return AgentRow(
+        return AgentInfo(
             id=row.id,
             owner=row.owner,
             name=row.name,
@@ -108,31 +119,24 @@ class SqlReadStore:
         )
 
     def delete_agent(self, agent_id: str) -> None:
-        with self._db.writer.begin() as conn:
-            conn.execute(
-                update(agents)
-                .where(agents.c.id == agent_id, agents.c.deleted_at.is_(None))
-                .values(deleted_at=self._clock())
-            )
-        self._directory.forget_deleted_cache()
+        self._directory.delete(agent_id, self._clock())
 
     def _totals(self, agent_id: str) -> dict[tuple[str, str | None], tuple[Any, ...]]:
         """One covering-index scan: per (status, cost source) the sums scoring needs."""
-        query = (
-            select(
-                runs.c.status,
-                runs.c.cost_source,
-                func.count(),
-                func.sum(case((runs.c.success.is_(True), 1), else_=0)),
-                func.sum(runs.c.latency_ms),
-                func.count(runs.c.latency_ms),
-                func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
-            )
-            .where(runs.c.agent_id == agent_id)
-            .group_by(runs.c.status, runs.c.cost_source)
+        query = _TOTALS.where(runs.c.agent_id == agent_id).group_by(
+            runs.c.agent_id, runs.c.status, runs.c.cost_source
         )
         with self._db.reader.connect() as conn:
-            return {(r[0], r[1]): tuple(r[2:]) for r in conn.execute(query)}
+            return {(r.status, r.cost_source): tuple(r[3:]) for r in conn.execute(query)}
+
+    def composites(self) -> dict[str, scoring.Composite | None]:
+        """Every agent's composite from one scan (the leaderboard's one query)."""
+        query = _TOTALS.group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source)
+        totals: dict[str, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
+        with self._db.reader.connect() as conn:
+            for r in conn.execute(query):
+                totals.setdefault(r.agent_id, {})[(r.status, r.cost_source)] = tuple(r[3:])
+        return {agent: self._composite(sums) for agent, sums in totals.items()}
 
     def summary(self, agent_id: str) -> tuple[RunCounts, scoring.Composite | None]:
         """Counts and the composite from ONE scan of the covering index."""
@@ -220,7 +224,7 @@ class SqlReadStore:
         status: str | None,
         before: tuple[int, str] | None,
         limit: int,
-    ) -> list[tuple[RunRow, int]]:
+    ) -> list[tuple[RunInfo, int]]:
         query = select(runs)
         if agent_id is not None:
             query = query.where(runs.c.agent_id == agent_id)
@@ -241,12 +245,12 @@ class SqlReadStore:
             rows = conn.execute(query).all()
         return [(_run_row(r), int(r.started_ns)) for r in rows]
 
-    def run(self, run_id: str) -> RunRow | None:
+    def run(self, run_id: str) -> RunInfo | None:
         with self._db.reader.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
         return _run_row(row) if row is not None else None
 
-    def trace(self, run: RunRow, max_spans: int) -> TraceView:
+    def trace(self, run: RunInfo, max_spans: int) -> TraceView:
         query = (
             select(spans, resources.c.encoded.label("resource"))
             .select_from(
@@ -256,7 +260,7 @@ class SqlReadStore:
         )
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
-        return build_trace_view(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+        return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
 
 
 def _record(r: Any) -> scoring.RunRecord:
@@ -275,8 +279,8 @@ def _record(r: Any) -> scoring.RunRecord:
     )
 
 
-def _run_row(r: Any) -> RunRow:
-    return RunRow(
+def _run_row(r: Any) -> RunInfo:
+    return RunInfo(
         id=r.id,
         agent_id=r.agent_id,
         trace_id=r.trace_id,

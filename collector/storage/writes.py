@@ -1,40 +1,22 @@
-"""Span batch writes: the column order the ingest path builds its tuples in."""
+"""Span batch writes and span retention."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, Final
 
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import insert_ignore_rows, insert_spans, register_resources
-from collector.storage.tables import agents, spans
-
-SPAN_COLUMNS: Final = (
-    "owner",
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "agent_id",
-    "name",
-    "kind",
-    "start_ns",
-    "end_ns",
-    "status_code",
-    "status_message",
-    "flags",
-    "scope_name",
-    "received_at",
-    "grader",
-    "role",
-    "rule",
-    "facts",
-    "encoded",
-    "resource_digest",
+from collector.storage.dialect import (
+    delete_unused_resources,
+    delete_unused_traces,
+    insert_ignore_rows,
+    insert_spans,
+    register_resources,
 )
-AGENT_COLUMNS: Final = ("id", "owner", "name", "first_seen_at")
-RESOURCE_COLUMNS: Final = ("digest", "encoded", "seen_at")
+from collector.storage.rows import AGENT_COLUMNS, SPAN_COLUMNS, AgentRow, ResourceRow, SpanRow
+from collector.storage.tables import agents, pending_traces, spans, traces
 
 
 def resource_digest(encoded: bytes) -> bytes:
@@ -47,11 +29,25 @@ def resource_digest(encoded: bytes) -> bytes:
 
 def write_batch(
     conn: Connection,
-    agent_rows: Sequence[tuple[Any, ...]],
-    span_rows: Sequence[tuple[Any, ...]],
-    resource_rows: Sequence[tuple[Any, ...]] = (),
+    agent_rows: Sequence[AgentRow],
+    span_rows: Sequence[SpanRow],
+    resource_rows: Sequence[ResourceRow] = (),
 ) -> None:
     """One group commit's rows; duplicates (exporter retries) are stored once."""
     insert_ignore_rows(conn, agents, AGENT_COLUMNS, agent_rows)
     register_resources(conn, resource_rows)
     insert_spans(conn, spans, SPAN_COLUMNS, span_rows)
+
+
+def delete_old_spans(conn: Connection, older_than: float) -> int:
+    """Span retention; trace rows no span refers to any more go with them, and
+    so do resources no span can use and marks of traces that are gone."""
+    result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
+    delete_unused_traces(conn, older_than)
+    delete_unused_resources(conn, older_than)
+    conn.execute(
+        delete(pending_traces).where(
+            ~select(traces.c.id).where(traces.c.id == pending_traces.c.trace_ref).exists()
+        )
+    )
+    return int(result.rowcount)

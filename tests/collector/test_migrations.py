@@ -9,13 +9,14 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
 
+from collector.runs.store import load_trace_facts
 from collector.storage.dialect import register_traces
-from collector.storage.engine import Database, create_schema, open_database
+from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
-from collector.storage.migrate import current_revision, head_revision, upgrade
-from collector.storage.run_writes import load_trace_facts
+from collector.storage.migrate import create_schema, current_revision, head_revision, upgrade
+from collector.storage.rows import SPAN_COLUMNS
 from collector.storage.tables import metadata
-from collector.storage.writes import SPAN_COLUMNS, resource_digest, write_batch
+from collector.storage.writes import resource_digest, write_batch
 from tests.collector.span_rows import span_row
 from tests.integration.processes import cli
 

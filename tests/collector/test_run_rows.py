@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from collector.storage.run_writes import RUN_COLUMNS, run_row
+from collector.runs.store import run_row
+from collector.storage.rows import RUN_COLUMNS
 from tests.collector.trees import Tree, genai_agent
 
 RENAMED = {"started_ns": "start_ns", "ended_ns": "end_ns"}

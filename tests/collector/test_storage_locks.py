@@ -6,11 +6,12 @@ import threading
 
 from sqlalchemy import text
 
+from collector.runs.store import load_trace_facts
 from collector.storage.dialect import register_traces
-from collector.storage.engine import Database, create_schema, open_database
-from collector.storage.run_writes import delete_old_spans, load_trace_facts
+from collector.storage.engine import Database, open_database
+from collector.storage.migrate import create_schema
 from collector.storage.sweeper_lease import SweeperLease
-from collector.storage.writes import write_batch
+from collector.storage.writes import delete_old_spans, write_batch
 from tests.collector.span_rows import span_row
 from tests.postgres import PostgresCluster
 

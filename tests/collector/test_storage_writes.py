@@ -8,7 +8,8 @@ import pytest
 from sqlalchemy import select
 
 from collector.storage.dialect import insert_ignore_rows, register_traces, upsert_rows
-from collector.storage.engine import create_schema, open_database
+from collector.storage.engine import open_database
+from collector.storage.migrate import create_schema
 from collector.storage.tables import agents, keys, spans, traces
 from collector.storage.writes import write_batch
 from tests.collector.span_rows import span_row

@@ -131,8 +131,8 @@ class Collector:
     def settle(self) -> None:
         """Recompute pending runs now, until none is left (the collector does it within 1 s)."""
         for _ in range(20):
-            self.service.assembler.process_pending()
-            if not self.service.assembler.has_pending():
+            self.service.recomputer.process_pending()
+            if not self.service.recomputer.has_pending():
                 return
 
 

@@ -18,7 +18,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from collector.errors import BadRequest
-from collector.pipeline import Batch
+from collector.writer import Batch
 from tests.collector.span_rows import span_row
 from tests.integration.harness import Collector, running_collector
 from tests.otlp_builders import new_span_id, new_trace_id, request, simple_trace, span
@@ -114,17 +114,15 @@ def test_a_batch_the_database_refuses_is_split_and_the_others_commit(
 ) -> None:
     """Past validation (a gap in it, or a driver's limit): the writer commits
     each request of the failed group alone; only the bad one is refused, 400."""
-    pipeline = collector.service.pipeline
+    writer = collector.service.writer
     good = [
-        Batch(
-            [span_row(f"{i:032x}", "a" * 16, owner="o", received_at=1.0)], [], {("o", f"{i:032x}")}
-        )
+        Batch("o", [span_row(f"{i:032x}", "a" * 16, received_at=1.0)], [], [], {("o", f"{i:032x}")})
         for i in range(1, 4)
     ]
-    bad_row = span_row("f" * 32, "b" * 16, owner="o", received_at=1.0, start_ns=TOO_LATE)
-    bad = Batch([bad_row], [], {("o", "f" * 32)})
+    bad_row = span_row("f" * 32, "b" * 16, received_at=1.0, start_ns=TOO_LATE)
+    bad = Batch("o", [bad_row], [], [], {("o", "f" * 32)})
     with collector.writes_blocked():  # all four wait, then go in one transaction
-        futures: list[Future[None]] = [pipeline.submit(b) for b in [good[0], bad, *good[1:]]]
+        futures: list[Future[None]] = [writer.submit(b) for b in [good[0], bad, *good[1:]]]
     for future in [futures[0], *futures[2:]]:
         assert future.result(30) is None
     with pytest.raises(BadRequest, match="cannot store"):

@@ -36,7 +36,7 @@ def test_rootless_run_times_out_and_a_late_root_completes_it(
         c.settle()
         assert status(c, trace_id) == [("running", None, "none")]
         clock.advance(301)
-        c.service.assembler.sweep()
+        c.service.recomputer.sweep()
         c.settle()
         assert status(c, trace_id) == [("timeout", 0, "timeout")]
         late = span(trace_id, root, "badge.run", attributes={"badge.run.success": True})
@@ -64,6 +64,6 @@ def test_orphan_with_unknown_flags_becomes_root_after_grace(
         c.settle()
         assert status(c, trace_id)[0][0] == "running"
         clock.advance(31)
-        c.service.assembler.sweep()
+        c.service.recomputer.sweep()
         c.settle()
         assert status(c, trace_id) == [("completed", 1, "none")]

@@ -2,12 +2,14 @@
 
 Many export requests are merged into one transaction; each request's future
 resolves only after the transaction holding its spans has committed, so an
-OK always means durable. A full queue, a closed pipeline or a failing
+OK always means durable. A full queue, a closed writer or a failing
 database is `Overloaded` (retryable), never a silent drop.
 
-The same writer also stores the runs the assembler computed, in the same
-transactions: SQLite has one write lock, and a second writer thread only
-made the two wait for each other.
+The writer knows spans, not runs: a `CommitHook` (the runs package's) acts
+inside each transaction that holds span batches, before their spans are
+inserted, and again after it commits. Other writes come as `Job`s into the
+same transactions: SQLite has one write lock, and a second writer thread
+only made the two wait for each other.
 """
 
 from __future__ import annotations
@@ -16,26 +18,19 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.engine import Connection
 
 from collector.errors import BadRequest, Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import (
-    is_unavailable,
-    is_unstorable,
-    mark_pending,
-    register_traces,
-)
+from collector.storage.dialect import is_unavailable, is_unstorable, register_traces
 from collector.storage.engine import Database
-from collector.storage.run_writes import RUN_COLUMNS, store_fresh_runs
+from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.writes import write_batch
-
-STATUS = RUN_COLUMNS.index("status")
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +42,15 @@ MAX_BATCH_SPANS = 20_000
 class Batch:
     """One export request's valid spans, waiting for their commit."""
 
-    span_rows: list[tuple[Any, ...]]  # in storage.writes.SPAN_COLUMNS order
-    agent_rows: list[tuple[Any, ...]]  # in storage.writes.AGENT_COLUMNS order
+    owner: str
+    span_rows: list[SpanRow]
+    agent_rows: list[AgentRow]
+    resource_rows: list[ResourceRow]
     traces: set[TraceKey]
-    resource_rows: list[tuple[Any, ...]] = field(default_factory=list)  # RESOURCE_COLUMNS
-    # trace id -> run rows assembled from this batch alone (decoding.DecodedRows.runs)
-    runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    # What ingest attached for the commit hook (the runs package: runs
+    # assembled from this request alone); the writer never reads it.
+    attached: Any = None
     future: Future[None] = field(default_factory=Future)
-
-    @property
-    def owner(self) -> str:
-        return str(self.span_rows[0][0]) if self.span_rows else ""
 
 
 @dataclass
@@ -69,12 +62,22 @@ class Job:
     future: Future[Any] = field(default_factory=Future)
 
 
-class IngestPipeline:
+class CommitHook(Protocol):
+    """Work that belongs in the transaction of span batches, and after it."""
+
+    def in_transaction(self, conn: Connection, batches: Sequence[Batch], now: float) -> Any:
+        """Runs before the batches' spans are inserted; its result goes to after_commit."""
+
+    def after_commit(self, batches: Sequence[Batch], state: Any) -> None:
+        """Runs once they are committed, before any export is answered."""
+
+
+class BatchWriter:
     def __init__(
         self,
         db: Database,
         max_spans: int,
-        on_committed: Callable[[list[tuple[Any, ...]], set[TraceKey]], None],
+        hook: CommitHook,
         metrics: Metrics,
         *,
         clock: Callable[[], float] = time.time,
@@ -82,7 +85,7 @@ class IngestPipeline:
         self._db = db
         self._clock = clock
         self._max_spans = max_spans
-        self._on_committed = on_committed
+        self._hook = hook
         self._metrics = metrics
         self._queue: deque[Batch] = deque()
         self._jobs: deque[Job] = deque()
@@ -168,41 +171,27 @@ class IngestPipeline:
         """One transaction for everything taken; a failure that is not the
         database's own is split, so one request's data never fails the others."""
         started = time.perf_counter()
-        rows = [row for b in taken for row in b.span_rows]
-        touched: set[TraceKey] = set().union(*(batch.traces for batch in taken))
-        fresh = _fresh_runs(taken)
-        done: set[TraceKey] = set()
         try:
             with self._db.writer.begin() as conn:
-                written = touched.union(*(job.traces for job in jobs))
                 now = self._clock()
-                register_traces(conn, written, now)  # PostgreSQL: locked
+                traces = set().union(*(b.traces for b in taken), *(j.traces for j in jobs))
+                register_traces(conn, traces, now)  # PostgreSQL: locked
                 # Jobs first: a run computed from N spans is checked against
-                # the N spans stored before this batch adds more. Likewise runs
-                # assembled from one request count only for traces not stored yet.
+                # the N spans stored before this batch adds more.
                 results = [job.write(conn) for job in jobs]
-                for owner, by_trace in fresh.items():
-                    done |= {(owner, t) for t in store_fresh_runs(conn, owner, by_trace)}
+                state = self._hook.in_transaction(conn, taken, now) if taken else None
                 write_batch(
                     conn,
                     _unique_agents(b.agent_rows for b in taken),
-                    rows,
+                    [row for b in taken for row in b.span_rows],
                     [row for b in taken for row in b.resource_rows],
                 )
-                # Committed with the spans, so a crash before their runs are
-                # recomputed leaves a mark the sweeper finds (assembler.sweep).
-                mark_pending(conn, touched - done, now)
         except Exception as exc:  # SQLAlchemy's or the raw driver's
             self._failed(taken, jobs, exc)
             return
-        if taken:
-            self._metrics.commit_seconds.observe(time.perf_counter() - started)
         if taken:  # before acknowledging, so an OK'd trace is already queued
-            if done:
-                touched -= done
-                rows = [row for row in rows if (row[0], row[1]) not in done]
-                self._count_finalised(fresh, done)
-            self._on_committed(rows, touched)
+            self._metrics.commit_seconds.observe(time.perf_counter() - started)
+            self._hook.after_commit(taken, state)
         for batch in taken:
             batch.future.set_result(None)
         for job, result in zip(jobs, results, strict=True):
@@ -224,8 +213,8 @@ class IngestPipeline:
             for job in jobs:
                 self._commit([], [job])
             return
-        if taken and taken[0].runs and not is_unavailable(exc):
-            taken[0].runs = {}  # its pre-assembled runs: the assembler redoes them
+        if taken and taken[0].attached is not None and not is_unavailable(exc):
+            taken[0].attached = None  # e.g. its pre-assembled runs: recomputed later
             self._commit(taken, [])
             return
         error: Exception
@@ -241,33 +230,11 @@ class IngestPipeline:
         for job in jobs:
             job.future.set_exception(error if isinstance(error, Overloaded) else exc)
 
-    def _count_finalised(
-        self, fresh: dict[str, dict[str, list[tuple[Any, ...]]]], done: set[TraceKey]
-    ) -> None:
-        for owner, trace_id in done:
-            for row in fresh[owner][trace_id]:
-                if row[STATUS] != "running":
-                    self._metrics.runs_finalised.labels(row[STATUS]).inc()
 
-
-def _fresh_runs(taken: list[Batch]) -> dict[str, dict[str, list[tuple[Any, ...]]]]:
-    """Pre-assembled runs by owner, for traces that only one batch here carries."""
-    seen: dict[TraceKey, int] = {}
-    for batch in taken:
-        for owner, trace_id in batch.traces:
-            seen[(owner, trace_id)] = seen.get((owner, trace_id), 0) + 1
-    fresh: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
-    for batch in taken:
-        for trace_id, run_rows in batch.runs.items():
-            if seen.get((batch.owner, trace_id)) == 1:
-                fresh.setdefault(batch.owner, {})[trace_id] = run_rows
-    return fresh
-
-
-def _unique_agents(groups: Iterable[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+def _unique_agents(groups: Iterable[list[AgentRow]]) -> list[AgentRow]:
     """One row per agent id, sorted: concurrent inserts of one new agent wait in order."""
-    seen: dict[Any, tuple[Any, ...]] = {}
+    seen: dict[str, AgentRow] = {}
     for rows in groups:
         for row in rows:
-            seen.setdefault(row[0], row)
+            seen.setdefault(row.id, row)
     return [seen[key] for key in sorted(seen)]

@@ -1,88 +1,58 @@
-"""Load span facts of touched traces, and replace those traces' runs."""
+"""Run storage: span facts of touched traces in, their runs out, written once.
+
+Owns the `terminal_at` rule, the run row, the single-request runs stored with
+their spans, the pending marks (traces whose runs are not recomputed yet) and
+the runs-finalised metric, each in one place.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
-from collector.storage.dialect import (
-    delete_unused_resources,
-    delete_unused_traces,
-    select_in,
-    select_trace_spans,
-    upsert_rows,
-)
-from collector.storage.tables import pending_traces, runs, spans, trace_spans, traces
+from collector.metrics import Metrics
+from collector.storage.dialect import in_chunks, select_in, select_trace_spans, upsert_rows
+from collector.storage.rows import RUN_COLUMNS, RunRow
+from collector.storage.tables import pending_traces, runs, trace_spans, traces
+from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
-_CHUNK = 400  # ids per IN (...) list, under every dialect's bind limit
-
-FACT_COLUMNS = (
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "agent_id",
-    "name",
-    "start_ns",
-    "end_ns",
-    "status_code",
-    "flags",
-    "received_at",
-    "grader",
-    "role",
-    "rule",
-    "facts",
-)
-RUN_COLUMNS = tuple(c.name for c in runs.columns)
 
 # The `facts` column: compact JSON, written at ingest, read by to_span_facts.
 # A bound encoder: json.dumps(..., separators=...) builds a new one per call.
 encode_facts = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _chunks(items: Sequence[str]) -> Iterable[list[str]]:
-    """IN (...) lists of at most _CHUNK ids."""
-    for start in range(0, len(items), _CHUNK):
-        yield list(items[start : start + _CHUNK])
-
-
-def _run_id(row: tuple[Any, ...]) -> str:
+def _run_id(row: RunRow) -> str:
     """Run rows are written in id order: concurrent writers wait, never cycle."""
-    return str(row[0])
+    return row.id
 
 
-def to_span_facts(values: Sequence[Any]) -> SpanFacts:
-    """Stored columns (FACT_COLUMNS after trace_id, in order) -> SpanFacts."""
-    span_id, parent, agent, name, start, end, code, flags, got, grader, role, rule, facts = values
-    return SpanFacts(
-        span_id,
-        parent,
-        agent,
-        name,
-        start,
-        end,
-        code,
-        flags,
-        got,
-        bool(grader),
-        role,
-        rule,
-        json.loads(facts),
-    )
+def terminal_at(run: Run, before: float | None, now: float) -> float | None:
+    """The collector clock when a run first became terminal (RUNS.md
+    "Delivery"): kept through recomputation, None while it is running."""
+    if run.status not in TERMINAL:
+        return None
+    return now if before is None else before
+
+
+def count_finalised(metrics: Metrics, statuses: Iterable[str]) -> None:
+    """The runs-finalised metric: one count per run that became terminal."""
+    for status in statuses:
+        metrics.runs_finalised.labels(status).inc()
 
 
 def load_trace_facts(
     conn: Connection, owner: str, trace_ids: Sequence[str]
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
-    for chunk in _chunks(trace_ids):
+    for chunk in in_chunks(trace_ids):
         for row in select_trace_spans(conn, FACT_COLUMNS, owner, chunk):
             found[row[0]].append(to_span_facts(row[1:]))
     return found
@@ -98,33 +68,32 @@ def replace_trace_runs(
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
-    for chunk in _chunks(trace_ids):
-        for run_id, terminal_at in select_in(
+    for chunk in in_chunks(trace_ids):
+        for run_id, stored_at in select_in(
             conn, runs, ("id", "terminal_at"), {"owner": owner}, "trace_id", chunk
         ):
-            existing[run_id] = terminal_at
+            existing[run_id] = stored_at
     keep = {run.id for group in assembled.values() for run in group}
     stale = [run_id for run_id in existing if run_id not in keep]
-    for chunk in _chunks(stale):
+    for chunk in in_chunks(stale):
         conn.execute(delete(runs).where(runs.c.id.in_(chunk)))
-    rows: list[tuple[Any, ...]] = []
+    rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
         for run in group:
-            terminal_at = existing.get(run.id)
-            if run.status not in TERMINAL:
-                terminal_at = None
-            elif terminal_at is None:
-                terminal_at = now
+            before = existing.get(run.id)
+            at = terminal_at(run, before, now)
+            if at is not None and before is None:
                 finalised.append(run)
-            rows.append(run_row(owner, run, terminal_at, now))
-    upsert_rows(conn, runs, RUN_COLUMNS, sorted(rows, key=_run_id), key=("id",))
+            rows.append(run_row(owner, run, at, now))
+    rows.sort(key=_run_id)
+    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
     return finalised
 
 
-def run_row(owner: str, run: Run, terminal_at: float | None, now: float) -> tuple[Any, ...]:
-    """A run as a row in RUN_COLUMNS order, built as one tuple (once per run at
-    ingest); tests/collector/test_run_rows.py checks every value's column."""
+def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
+    """A run as its `runs` row (built once per run at ingest);
+    tests/collector/test_run_rows.py checks every value's column."""
     tool_calls = [
         {
             "name": t.name,
@@ -135,7 +104,7 @@ def run_row(owner: str, run: Run, terminal_at: float | None, now: float) -> tupl
         }
         for t in run.tool_calls
     ]
-    return (
+    return RunRow(
         run.id,
         owner,
         run.agent_id,
@@ -161,14 +130,14 @@ def run_row(owner: str, run: Run, terminal_at: float | None, now: float) -> tupl
         run.has_agent_span,
         run.last_received_at,
         run.check_at,
-        terminal_at,
+        terminal,
         json.dumps(tool_calls),
         now,
     )
 
 
 def store_fresh_runs(
-    conn: Connection, owner: str, runs_by_trace: dict[str, list[tuple[Any, ...]]]
+    conn: Connection, owner: str, runs_by_trace: dict[str, list[RunRow]]
 ) -> set[str]:
     """Store runs assembled from one request, for traces with no stored span yet.
 
@@ -186,7 +155,7 @@ def store_fresh_runs(
 def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
     """Spans stored per trace: the version a recomputation was based on."""
     counts: dict[str, int] = {}
-    for chunk in _chunks(trace_ids):
+    for chunk in in_chunks(trace_ids):
         rows = conn.execute(
             select(traces.c.trace_id, func.count())
             .select_from(trace_spans)
@@ -223,23 +192,9 @@ def stale_pending(
 
 def clear_pending(conn: Connection, owner: str, trace_ids: Sequence[str]) -> None:
     """These traces' runs are stored as of their spans now: unmark them."""
-    for chunk in _chunks(trace_ids):
+    for chunk in in_chunks(trace_ids):
         numbers = select(traces.c.id).where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
         conn.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(numbers)))
-
-
-def delete_old_spans(conn: Connection, older_than: float) -> int:
-    """Span retention; trace rows no span refers to any more go with them, and
-    so do resources no span can use and marks of traces that are gone."""
-    result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
-    delete_unused_traces(conn, older_than)
-    delete_unused_resources(conn, older_than)
-    conn.execute(
-        delete(pending_traces).where(
-            ~select(traces.c.id).where(traces.c.id == pending_traces.c.trace_ref).exists()
-        )
-    )
-    return int(result.rowcount)
 
 
 def group_by_owner(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:

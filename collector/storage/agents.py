@@ -1,33 +1,16 @@
-"""Agent identity (RUNS.md "Identity") and the deleted-agent check at ingest."""
+"""Which agents exist and which are deleted: the check ingest makes per request."""
 
 from __future__ import annotations
 
 import threading
 import time
-import uuid
-from collections.abc import Mapping
-from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from collector.storage.engine import Database
 from collector.storage.tables import agents
 
-AGENT_NAMESPACE = uuid.UUID("b1c4e0f2-7a55-5d0b-8f3e-2c9a6d41e7b8")
 _REFRESH_S = 2.0
-
-
-def agent_name(resource: Mapping[str, Any]) -> str:
-    for key in ("badge.agent.id", "service.name"):
-        value = resource.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return "unknown_service"
-
-
-def agent_id(owner: str, name: str) -> str:
-    """Stable, so every process and every restart gives an agent the same id."""
-    return str(uuid.uuid5(AGENT_NAMESPACE, f"{owner}\x00{name}"))
 
 
 class AgentDirectory:
@@ -54,9 +37,16 @@ class AgentDirectory:
         with self._lock:
             self._known |= idents
 
-    def forget_deleted_cache(self) -> None:
+    def delete(self, agent_id: str, now: float) -> None:
+        """Mark an agent deleted (its runs stay); its spans are refused from now on."""
+        with self._db.writer.begin() as conn:
+            conn.execute(
+                update(agents)
+                .where(agents.c.id == agent_id, agents.c.deleted_at.is_(None))
+                .values(deleted_at=now)
+            )
         with self._lock:
-            self._loaded_at = 0.0
+            self._loaded_at = 0.0  # this process sees it at once
 
     def _refresh(self) -> None:
         now = time.monotonic()

@@ -12,20 +12,17 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
 
 from collector.assembly.facts import SpanFacts
-from collector.storage.run_writes import FACT_COLUMNS, to_span_facts
-from collector.storage.writes import SPAN_COLUMNS
+from collector.storage.rows import SpanRow
+from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
 TraceKey = tuple[str, str]
-_I = {name: SPAN_COLUMNS.index(name) for name in SPAN_COLUMNS}
-_FACT_INDEXES = [_I[name] for name in FACT_COLUMNS[1:]]
 
 
-def facts_from_row(row: tuple[Any, ...]) -> SpanFacts:
-    """A committed span row (SPAN_COLUMNS order) -> SpanFacts, via the one converter."""
-    return to_span_facts([row[i] for i in _FACT_INDEXES])
+def facts_from_row(row: SpanRow) -> SpanFacts:
+    """A committed span row -> SpanFacts, via the one converter."""
+    return to_span_facts([getattr(row, name) for name in FACT_COLUMNS[1:]])
 
 
 class TraceCache:
@@ -35,19 +32,18 @@ class TraceCache:
         self._traces: OrderedDict[TraceKey, dict[str, SpanFacts]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def add_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def add_rows(self, rows: Iterable[SpanRow]) -> None:
         """Extend traces held completely; rows of other traces are not cached.
 
         A trace first seen here may have older spans stored (a trace whose
         runs were stored straight from its first request, another process,
         an eviction); it is loaded from the database when it is next needed.
         """
-        owner_i, trace_i, span_i = _I["owner"], _I["trace_id"], _I["span_id"]
         with self._lock:
             for row in rows:
-                spans = self._traces.get((row[owner_i], row[trace_i]))
-                if spans is not None and row[span_i] not in spans:
-                    spans[row[span_i]] = facts_from_row(row)
+                spans = self._traces.get((row.owner, row.trace_id))
+                if spans is not None and row.span_id not in spans:
+                    spans[row.span_id] = facts_from_row(row)
                     self._spans += 1
             while self._spans > self._max_spans and self._traces:
                 _, evicted = self._traces.popitem(last=False)

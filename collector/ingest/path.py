@@ -12,19 +12,18 @@ from dataclasses import dataclass
 
 import proto
 from api.deps import key_from_headers
-from collector.admission import InflightBudget, Reservation
-from collector.agents import AgentDirectory
 from collector.assembly.runs import Timers
-from collector.decoding import DecodedRows, DecodeJob, Decoder
 from collector.errors import Unauthenticated
+from collector.ingest.admission import InflightBudget, Reservation
+from collector.ingest.decoding import DecodedRows, DecodeJob, Decoder
 from collector.metrics import Metrics
-from collector.pipeline import Batch, IngestPipeline
+from collector.storage.agents import AgentDirectory
 from collector.storage.keys import KeyStore, Principal
-from collector.storage.writes import SPAN_COLUMNS
+from collector.storage.rows import AgentRow, ResourceRow
+from collector.writer import Batch, BatchWriter
 
 LOCAL_OWNER = "local"
-AGENT_COLUMN = SPAN_COLUMNS.index("agent_id")
-RECEIVED_COLUMN = SPAN_COLUMNS.index("received_at")
+AGENT_DELETED = "agent deleted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +41,7 @@ class Ingest:
         self,
         keys: KeyStore,
         directory: AgentDirectory,
-        pipeline: IngestPipeline,
+        writer: BatchWriter,
         metrics: Metrics,
         clock: Callable[[], float],
         limits: proto.Limits,
@@ -55,7 +54,7 @@ class Ingest:
     ) -> None:
         self._keys = keys
         self._directory = directory
-        self._pipeline = pipeline
+        self._writer = writer
         self._metrics = metrics
         self._clock = clock
         self.limits = limits
@@ -110,13 +109,13 @@ class Ingest:
         self._metrics.spans_received.labels(transport).inc(len(decoded.rows) + decoded.rejected)
         deleted = {ident for ident in decoded.agents if self._directory.is_deleted(ident)}
         rows = decoded.rows
-        errors = list(decoded.errors)
+        reasons = dict(decoded.reasons)
         if deleted:
-            rows = [row for row in rows if row[AGENT_COLUMN] not in deleted]
-            errors.append(f"{len(decoded.rows) - len(rows)} span(s): agent deleted")
+            rows = [row for row in rows if row.agent_id not in deleted]
+            reasons[AGENT_DELETED] = len(decoded.rows) - len(rows)
         rejected = decoded.rejected + len(decoded.rows) - len(rows)
-        for reason in errors:
-            self._metrics.spans_rejected.labels(transport, reason.split(": ", 1)[-1]).inc()
+        for reason, count in reasons.items():
+            self._metrics.spans_rejected.labels(transport, reason).inc(count)
         committed: Future[None]
         if rows:
             new_agents = {
@@ -124,24 +123,27 @@ class Ingest:
                 for ident, name in decoded.agents.items()
                 if ident not in deleted and not self._directory.is_known(ident)
             }
-            owner, received_at = rows[0][0], rows[0][RECEIVED_COLUMN]
+            owner, received_at = rows[0].owner, rows[0].received_at
             batch = Batch(
+                owner,
                 rows,
-                [(ident, owner, name, received_at) for ident, name in new_agents.items()],
-                {(owner, row[1]) for row in rows},
-                resource_rows=[
-                    (digest, encoded, received_at) for digest, encoded in decoded.resources.items()
+                [AgentRow(ident, owner, name, received_at) for ident, name in new_agents.items()],
+                [
+                    ResourceRow(digest, encoded, received_at)
+                    for digest, encoded in decoded.resources.items()
                 ],
-                runs={} if deleted else decoded.runs,
+                {(owner, row.trace_id) for row in rows},
+                attached=None if deleted else decoded.runs,
             )
-            committed = self._pipeline.submit(batch)
+            committed = self._writer.submit(batch)
             committed.add_done_callback(
                 lambda f: self._after_commit(f, set(new_agents), len(rows), transport)
             )
         else:
             committed = Future()
             committed.set_result(None)
-        return Accepted(committed, len(rows), rejected, "; ".join(errors))
+        message = "; ".join(f"{count} span(s): {reason}" for reason, count in reasons.items())
+        return Accepted(committed, len(rows), rejected, message)
 
     def _after_commit(
         self, future: Future[None], agents: set[str], count: int, transport: str

@@ -15,16 +15,17 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import proto
-from collector.admission import ROW_OVERHEAD_BYTES
-from collector.agents import agent_id, agent_name
 from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
-from collector.assembly.runs import Timers, assemble_trace
+from collector.assembly.identity import agent_id, agent_name
+from collector.assembly.runs import Timers
 from collector.errors import BadRequest, PayloadTooLarge
-from collector.storage.run_writes import TERMINAL, encode_facts, run_row
+from collector.ingest.admission import ROW_OVERHEAD_BYTES
+from collector.runs.fresh import FreshRuns, preassemble
+from collector.runs.store import encode_facts
+from collector.storage.rows import SpanRow
 from collector.storage.writes import resource_digest
 
 SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
@@ -45,16 +46,16 @@ class DecodeJob:
 
 @dataclass(slots=True)
 class DecodedRows:
-    """Rows in storage.writes.SPAN_COLUMNS order, plus what refused the rest."""
+    """Span rows, plus what refused the rest."""
 
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    rows: list[SpanRow] = field(default_factory=list)
     agents: dict[str, str] = field(default_factory=dict)  # agent id -> name
     resources: dict[bytes, bytes] = field(default_factory=dict)  # digest -> encoded
     rejected: int = 0
-    errors: list[str] = field(default_factory=list)
-    # trace id -> run rows (storage RUN_COLUMNS), assembled from this request's
-    # spans alone: valid only if the database holds no span of that trace yet.
-    runs: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)  # why spans were refused -> how many
+    # Runs assembled from this request's spans alone: valid only if the
+    # database holds no span of their trace yet (collector.runs.fresh).
+    runs: FreshRuns = field(default_factory=dict)
     memory_bytes: int = 0  # what these rows hold in memory, roughly (admission)
 
 
@@ -81,7 +82,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         raise PayloadTooLarge(str(exc)) from None
     except proto.DecodeError as exc:
         raise BadRequest(str(exc)) from None
-    result = DecodedRows(rejected=decoded.rejected, errors=list(decoded.errors))
+    result = DecodedRows(rejected=decoded.rejected, reasons=dict(decoded.reasons))
     owner, grader, now = job.owner, job.grader, job.received_at
     # resource -> agent id, inherited facts, digest
     names: dict[int, tuple[str, dict[str, str], bytes]] = {}
@@ -140,7 +141,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         facts_text = encode_facts(facts)
         size += len(encoded) + len(facts_text)
         rows.append(
-            (
+            SpanRow(
                 owner,
                 trace_id,
                 span_id,
@@ -164,11 +165,12 @@ def decode_job(job: DecodeJob) -> DecodedRows:
             )
         )
     result.memory_bytes = ROW_OVERHEAD_BYTES * len(rows) + size
-    for trace_id, members in by_trace.items():
-        runs = assemble_trace(trace_id, list(members.values()), now, job.timers)
-        result.runs[trace_id] = [
-            run_row(owner, run, now if run.status in TERMINAL else None, now) for run in runs
-        ]
+    result.runs = preassemble(
+        owner,
+        {trace: list(members.values()) for trace, members in by_trace.items()},
+        now,
+        job.timers,
+    )
     return result
 
 

@@ -1,4 +1,4 @@
-"""The run assembler thread: recompute touched traces soon after each commit.
+"""The recompute thread: recompute touched traces soon after each commit.
 
 Commits hand it the rows they stored; it waits `delay` to let the rest of a
 burst arrive (so a trace sent in 20 requests is not recomputed 20 times),
@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.engine import Connection
 
@@ -28,11 +28,10 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run, Timers, assemble_trace
 from collector.errors import Overloaded
 from collector.metrics import Metrics
-from collector.pipeline import IngestPipeline
-from collector.storage.engine import Database
-from collector.storage.run_writes import (
+from collector.runs.cache import TraceCache
+from collector.runs.store import (
     clear_pending,
-    delete_old_spans,
+    count_finalised,
     due_traces,
     group_by_owner,
     load_trace_facts,
@@ -40,8 +39,10 @@ from collector.storage.run_writes import (
     span_counts,
     stale_pending,
 )
+from collector.storage.engine import Database
+from collector.storage.rows import SpanRow
 from collector.storage.sweeper_lease import SweeperLease
-from collector.trace_cache import TraceCache
+from collector.storage.writes import delete_old_spans
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -53,7 +54,15 @@ _RETENTION_EVERY_S = 3600.0
 _PENDING_STALE_S = 30.0
 
 
-class RunAssembler:
+class JobSink(Protocol):
+    """Where recomputed runs are written: the batch writer's job queue."""
+
+    def submit_job(
+        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
+    ) -> Future[Any]: ...
+
+
+class RunRecomputer:
     def __init__(
         self,
         db: Database,
@@ -72,9 +81,9 @@ class RunAssembler:
         self._delay_s = delay_s
         self._sweep_interval_s = sweep_interval_s
         self._retention_s = retention_s
-        self._writer: IngestPipeline | None = None
+        self._writer: JobSink | None = None
         self._pending: set[TraceKey] = set()
-        self._fresh_rows: list[list[tuple[Any, ...]]] = []
+        self._fresh_rows: list[list[SpanRow]] = []
         self._cond = threading.Condition()
         self._processing = threading.Lock()
         self._stopping = False
@@ -82,15 +91,15 @@ class RunAssembler:
         self._swept = False  # the first sweep takes every pending mark
         self._cache = TraceCache()
         self._lease = SweeperLease(db)
-        self._thread = threading.Thread(target=self._run, name="run-assembler", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="run-recompute", daemon=True)
 
-    def attach(self, writer: IngestPipeline) -> None:
+    def attach(self, writer: JobSink) -> None:
         self._writer = writer
 
     def start(self) -> None:
         self._thread.start()
 
-    def committed(self, rows: list[tuple[Any, ...]], traces: set[TraceKey]) -> None:
+    def committed(self, rows: list[SpanRow], traces: set[TraceKey]) -> None:
         """Called by the batch writer after a commit; cheap, the work is ours."""
         with self._cond:
             self._fresh_rows.append(rows)
@@ -166,8 +175,7 @@ class RunAssembler:
                 changed, finalised = chunk, []  # not stored: try again next round
             if changed:
                 self.notify({(owner, trace_id) for trace_id in changed})
-            for run in finalised:
-                self._metrics.runs_finalised.labels(run.status).inc()
+            count_finalised(self._metrics, (run.status for run in finalised))
 
     def _store(self, owner: str, trace_ids: list[str]) -> Future[Any]:
         facts = self._facts(owner, trace_ids)
@@ -210,7 +218,7 @@ class RunAssembler:
         self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
     ) -> Future[Any]:
         if self._writer is None:
-            raise RuntimeError("RunAssembler.attach(writer) was not called")
+            raise RuntimeError("RunRecomputer.attach(writer) was not called")
         return self._writer.submit_job(write, traces)
 
     def _run(self) -> None:

@@ -1,0 +1,110 @@
+"""Runs stored with their spans: the single-request fast path, and the runs
+package's part of every span commit (`writer.CommitHook`).
+
+Most traces arrive whole in one request. Their runs are assembled in the
+decoder process from that request's spans (`preassemble`) and stored in the
+same transaction as the spans, if the database holds no span of the trace
+yet; every other touched trace is marked pending and recomputed by
+`recompute.RunRecomputer` after the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
+
+from sqlalchemy.engine import Connection
+
+from collector.assembly.facts import SpanFacts
+from collector.assembly.runs import Timers, assemble_trace
+from collector.metrics import Metrics
+from collector.runs.recompute import RunRecomputer
+from collector.runs.store import count_finalised, run_row, store_fresh_runs, terminal_at
+from collector.storage.dialect import mark_pending
+from collector.storage.rows import RunRow, SpanRow
+
+TraceKey = tuple[str, str]
+FreshRuns = dict[str, list[RunRow]]  # trace id -> runs assembled from one request
+
+
+class Batch(Protocol):
+    """What this hook reads of a writer batch (collector.writer.Batch); runs
+    and the writer are siblings, so neither imports the other."""
+
+    owner: str
+    span_rows: list[SpanRow]
+    traces: set[TraceKey]
+    attached: Any  # FreshRuns, or None
+
+
+def preassemble(
+    owner: str, by_trace: Mapping[str, Sequence[SpanFacts]], now: float, timers: Timers
+) -> FreshRuns:
+    """Each trace's runs from this request's spans alone (decoder side)."""
+    fresh: FreshRuns = {}
+    for trace_id, members in by_trace.items():
+        runs = assemble_trace(trace_id, list(members), now, timers)
+        fresh[trace_id] = [run_row(owner, run, terminal_at(run, None, now), now) for run in runs]
+    return fresh
+
+
+class _Committed(NamedTuple):
+    stored: set[TraceKey]  # traces whose runs went in with their spans
+    touched: set[TraceKey]
+
+
+class RunCommitHook:
+    """In the transaction: store fresh runs, mark the rest pending. After it:
+    count the runs that finished, and hand the rest to the recomputer."""
+
+    def __init__(self, recomputer: RunRecomputer, metrics: Metrics) -> None:
+        self._recomputer = recomputer
+        self._metrics = metrics
+
+    def in_transaction(self, conn: Connection, batches: Sequence[Batch], now: float) -> Any:
+        stored: set[TraceKey] = set()
+        for owner, by_trace in _fresh_runs(batches).items():
+            stored |= {(owner, t) for t in store_fresh_runs(conn, owner, by_trace)}
+        touched: set[TraceKey] = set().union(*(b.traces for b in batches))
+        # Committed with the spans, so a crash before their runs are recomputed
+        # leaves a mark the sweeper finds (RunRecomputer.sweep).
+        mark_pending(conn, touched - stored, now)
+        return _Committed(stored, touched)
+
+    def after_commit(self, batches: Sequence[Batch], state: Any) -> None:
+        committed: _Committed = state
+        stored = committed.stored
+        if stored:
+            count_finalised(
+                self._metrics,
+                (
+                    row.status
+                    for b in batches
+                    for trace_id, rows in (b.attached or {}).items()
+                    if (b.owner, trace_id) in stored
+                    for row in rows
+                    if row.terminal_at is not None
+                ),
+            )
+        rows = [
+            row
+            for b in batches
+            for row in b.span_rows
+            if not stored or (row.owner, row.trace_id) not in stored
+        ]
+        self._recomputer.committed(rows, committed.touched - stored)
+
+
+def _fresh_runs(batches: Sequence[Batch]) -> dict[str, FreshRuns]:
+    """Pre-assembled runs by owner, for traces that only one batch here carries."""
+    seen: dict[TraceKey, int] = {}
+    for batch in batches:
+        for key in batch.traces:
+            seen[key] = seen.get(key, 0) + 1
+    fresh: dict[str, FreshRuns] = {}
+    for batch in batches:
+        attached: FreshRuns = batch.attached or {}
+        for trace_id, rows in attached.items():
+            if seen.get((batch.owner, trace_id)) == 1:
+                fresh.setdefault(batch.owner, {})[trace_id] = rows
+    return fresh

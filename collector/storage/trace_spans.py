@@ -1,0 +1,97 @@
+"""A run's stored spans as typed records, each with its verdict.
+
+Re-runs assembly over the trace, so a reader sees exactly the rule that
+classified each span and why it did or did not count. The tree and the
+status names for JSON are the API's (api.render.trace_tree).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from api.ports import SpanVerdict, TraceSpan, TraceView
+from collector.assembly.facts import SpanFacts
+from collector.assembly.runs import Timers, assemble_trace
+from proto.view import resource_attributes, span_details
+
+# What run assembly reads of a stored span, in this order (SpanFacts' fields
+# after the trace id); the one converter is `to_span_facts`.
+FACT_COLUMNS = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "agent_id",
+    "name",
+    "start_ns",
+    "end_ns",
+    "status_code",
+    "flags",
+    "received_at",
+    "grader",
+    "role",
+    "rule",
+    "facts",
+)
+
+
+def to_span_facts(values: Sequence[Any]) -> SpanFacts:
+    """Stored columns (FACT_COLUMNS after trace_id, in order) -> SpanFacts."""
+    span_id, parent, agent, name, start, end, code, flags, got, grader, role, rule, facts = values
+    return SpanFacts(
+        span_id,
+        parent,
+        agent,
+        name,
+        start,
+        end,
+        code,
+        flags,
+        got,
+        bool(grader),
+        role,
+        rule,
+        json.loads(facts),
+    )
+
+
+def trace_spans(
+    run_id: str, trace_id: str, rows: Sequence[Any], now: float, timers: Timers, max_spans: int
+) -> TraceView:
+    """Rows of a trace's stored spans (with their resource's bytes as `resource`)
+    -> the spans of one of its runs, by start time."""
+    facts = [to_span_facts([getattr(r, c) for c in FACT_COLUMNS[1:]]) for r in rows]
+    run = next((x for x in assemble_trace(trace_id, facts, now, timers) if x.id == run_id), None)
+    if run is None:
+        return TraceView([], False)
+    members = sorted(
+        (r for r in rows if r.span_id in run.verdicts), key=lambda r: (r.start_ns, r.span_id)
+    )
+    truncated = len(members) > max_spans
+    return TraceView(
+        [
+            TraceSpan(
+                span_id=r.span_id,
+                parent_span_id=r.parent_span_id or None,
+                name=r.name,
+                kind=r.kind,
+                start_ns=r.start_ns,
+                end_ns=r.end_ns,
+                status_code=r.status_code,
+                status_message=r.status_message,
+                resource=resource_attributes(r.resource or b""),
+                scope=r.scope_name,
+                details=span_details(r.encoded),
+                verdict=SpanVerdict(
+                    role=run.verdicts[r.span_id].role,
+                    rule=run.verdicts[r.span_id].rule,
+                    counted=run.verdicts[r.span_id].counted,
+                    reason=run.verdicts[r.span_id].reason or None,
+                    root=r.span_id == run.root_span_id,
+                ),
+            )
+            for r in members[:max_spans]
+        ],
+        truncated,
+    )
