@@ -15,7 +15,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import proto.responses
-from collector.ingest.admission import Reservation
 from collector.errors import (
     IngestError,
     MethodNotAllowed,
@@ -25,6 +24,7 @@ from collector.errors import (
     answer_for,
 )
 from collector.ingest import Ingest
+from collector.ingest.admission import Reservation
 from collector.metrics import Metrics
 
 log = logging.getLogger(__name__)
