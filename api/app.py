@@ -59,8 +59,7 @@ def create_api(
     app.state.reads = reads
     app.state.keys = keys
     app.state.insecure = insecure
-    for route in routes:
-        app.router.routes.append(route)
+    app.router.routes[:0] = routes
     app.include_router(agents.router)
     app.include_router(runs.router)
 

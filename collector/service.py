@@ -22,7 +22,7 @@ from api import create_api
 from collector.assembly.runs import Timers
 from collector.ingest import Ingest
 from collector.ingest.admission import InflightBudget
-from collector.ingest.decoding import Decoder, default_workers
+from collector.ingest.decoding import Decoder, default_workers, tune_gc
 from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
 from collector.receivers.http_door import HttpDoor
@@ -62,6 +62,7 @@ class Service:
     def start(self) -> None:
         """Bind both doors (PortInUse if taken), then start serving."""
         s = self.settings
+        tune_gc()
         sock = _bind_http(s.host, s.http_port)
         self.http_port = sock.getsockname()[1]
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)

@@ -18,7 +18,7 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.storage.dialect import in_chunks, select_in, select_trace_spans, upsert_rows
-from collector.storage.rows import RUN_COLUMNS, RunRow
+from collector.storage.rows import RUN_COLUMNS, RunRow, run_row_of
 from collector.storage.tables import pending_traces, runs, trace_spans, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
@@ -104,35 +104,37 @@ def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
         }
         for t in run.tool_calls
     ]
-    return RunRow(
-        run.id,
-        owner,
-        run.agent_id,
-        run.trace_id,
-        run.run_key,
-        run.root_span_id,
-        run.task_id,
-        run.status,
-        run.success,
-        run.success_source,
-        run.start_ns,
-        run.end_ns,
-        run.latency_ms,
-        run.steps,
-        run.tool_errors,
-        run.llm_calls,
-        run.input_tokens,
-        run.output_tokens,
-        run.cost_usd,
-        run.cost_source,
-        run.error_class,
-        run.span_count,
-        run.has_agent_span,
-        run.last_received_at,
-        run.check_at,
-        terminal,
-        json.dumps(tool_calls),
-        now,
+    return run_row_of(
+        (
+            run.id,
+            owner,
+            run.agent_id,
+            run.trace_id,
+            run.run_key,
+            run.root_span_id,
+            run.task_id,
+            run.status,
+            run.success,
+            run.success_source,
+            run.start_ns,
+            run.end_ns,
+            run.latency_ms,
+            run.steps,
+            run.tool_errors,
+            run.llm_calls,
+            run.input_tokens,
+            run.output_tokens,
+            run.cost_usd,
+            run.cost_source,
+            run.error_class,
+            run.span_count,
+            run.has_agent_span,
+            run.last_received_at,
+            run.check_at,
+            terminal,
+            json.dumps(tool_calls),
+            now,
+        )
     )
 
 
