@@ -1,4 +1,4 @@
-"""The app factory: no import-time app, settings or engine (STYLE.md)."""
+"""The app factory: no import-time app, settings or engine: importing it has no side effects."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ class Caller:
     open: bool
 
     def require_owner(self, owner: str) -> None:
-        """API.md: no key 401, another owner's key 403."""
+        """docs/api.md: no key 401, another owner's key 403."""
         if self.open:
             return
         if self.owner is None:

@@ -1,4 +1,4 @@
-"""Every error of the read API is `{"detail": "<sentence>"}` (API.md), as the
+"""Every error of the read API is `{"detail": "<sentence>"}` (docs/api.md), as the
 OpenAPI document says.
 
 FastAPI's own validation errors carried `detail` as an array while ours

@@ -20,7 +20,7 @@ class AgentInfo:
     first_seen_at: float
     last_run_at: float | None
     total_runs: int | None
-    listed: bool  # has a run with a task id or an agent span (API.md "GET /agents")
+    listed: bool  # has a run with a task id or an agent span (docs/api.md "Endpoints")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class RunCounts:
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """A run summary with the fields API.md lists."""
+    """A run summary with the fields docs/api.md lists."""
 
     id: str
     agent_id: str

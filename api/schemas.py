@@ -1,4 +1,4 @@
-"""Response models: what `/openapi.json` documents, field by field (API.md)."""
+"""Response models: what `/openapi.json` documents, field by field (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Assembly time of one 10,000-span trace (RUNS.md "Cost of assembly").
+"""Assembly time of one 10,000-span trace (docs/runs.md "Delivery in any order").
 
     python bench/assembly.py [--spans 10000] [--repeat 7]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from collector.settings import Settings
 
-# flag -> settings field; every setting has a `serve` flag (API.md "Settings").
+# flag -> settings field; every setting has a `serve` flag (docs/operations.md "Settings").
 SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--database-url": ("database_url", str),
     "--host": ("host", str),

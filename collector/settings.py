@@ -7,7 +7,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    """Every knob of the collector; API.md "Settings" lists the required ones."""
+    """Every knob of the collector; docs/operations.md "Settings" lists the required ones."""
 
     model_config = SettingsConfigDict(env_prefix="BADGE_", extra="ignore")
 

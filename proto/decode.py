@@ -1,7 +1,7 @@
 """Request bytes -> valid `WireSpan`s plus a count of refused ones.
 
 The hot path: parse with upb, walk each span's attribute keys once, lift only
-the selected keys, apply the OTLP.md limits in place, and keep the span as its
+the selected keys, apply the docs/otlp.md limits in place, and keep the span as its
 re-encoded bytes. Nothing here allocates a dict per attribute.
 """
 
@@ -29,7 +29,7 @@ from proto.values import (
 _CHUNK = 64 * 1024
 _NESTED = frozenset({"array_value", "kvlist_value"})
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
-# OTLP.md "Limits": timestamps are stored as signed 64-bit integers.
+# docs/otlp.md "Limits": timestamps are stored as signed 64-bit integers.
 _MAX_NS = (1 << 63) - 1
 # The values the OTLP 1.x enums define; anything else cannot be a real span.
 _MAX_KIND, _MAX_STATUS_CODE = 5, 2
@@ -108,7 +108,7 @@ def _record(
     selection: Selection,
     limits: Limits,
 ) -> WireSpan | str:
-    """One span as a WireSpan, or why it is refused (OTLP.md "Both doors").
+    """One span as a WireSpan, or why it is refused (docs/otlp.md "Partial success").
 
     Each protobuf field is read once: every read builds a new Python object.
     """
@@ -212,7 +212,7 @@ def _plain(span: Any, limits: Limits) -> bytes:
 
 
 def _encode(span: Any, limits: Limits, events: Any, links: Any, long_key: bool) -> bytes:
-    """The span's bytes after the OTLP.md limits: events, then every attribute
+    """The span's bytes after the docs/otlp.md limits: events, then every attribute
     list's keys and values (span, events, links)."""
     extra = len(events) - limits.max_events
     if extra > 0:

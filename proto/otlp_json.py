@@ -1,4 +1,4 @@
-"""OTLP/JSON -> `ExportTraceServiceRequest`, with the quirks of OTLP.md.
+"""OTLP/JSON -> `ExportTraceServiceRequest`, with the quirks of docs/otlp.md.
 
 Ids are hex (any case), not base64 as the generic proto3 JSON mapping says;
 enums arrive as integers or names; int64 as strings or numbers; field names in

@@ -12,7 +12,7 @@ Value: TypeAlias = "str | bool | int | float | bytes | list[Value] | dict[str, V
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """OTLP.md "Limits": what one request and one span may carry."""
+    """docs/otlp.md "Limits": what one request and one span may carry."""
 
     max_attributes: int = 256
     max_events: int = 1000

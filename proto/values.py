@@ -83,7 +83,7 @@ def too_deep(attributes: Any, max_depth: int) -> bool:
 
 
 def limit_attributes(attributes: Any, limits: Limits) -> int:
-    """Apply OTLP.md "Limits" to one attribute list in place; returns how many
+    """Apply docs/otlp.md "Limits" to one attribute list in place; returns how many
     attributes were dropped (for the owner's `dropped_attributes_count`).
 
     Keys are cut at `max_key_bytes`, string and bytes values (also inside

@@ -1,4 +1,4 @@
-"""Headline composite (SCORING.md section 1): how is this agent ranked?"""
+"""Headline composite (docs/scoring.md "The composite"): how is this agent ranked?"""
 
 from __future__ import annotations
 

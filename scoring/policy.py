@@ -1,4 +1,4 @@
-"""Every constant of the scoring policy (SCORING.md), in one place.
+"""Every constant of the scoring policy (docs/scoring.md), in one place.
 
 Nothing else in the project hard-codes a weight, an anchor or a cohort size:
 change the policy here and bump `SCORING_POLICY`.
@@ -10,7 +10,7 @@ from typing import Final
 
 SCORING_POLICY: Final = "2026-07-zero-success-v1"
 
-# SCORING.md section 1: headline composite weights.
+# docs/scoring.md "The composite": headline composite weights.
 WEIGHT_SUCCESS: Final = 0.40
 WEIGHT_RELIABILITY: Final = 0.30
 WEIGHT_COST: Final = 0.30
@@ -35,7 +35,7 @@ COST_ANCHORS_USD: Final[tuple[tuple[float, float], ...]] = (
 
 COMPOSITE_DECIMALS: Final = 2
 
-# SCORING.md section 2: fitness radar.
+# docs/scoring.md "The fitness radar": fitness radar.
 RADAR_COHORT_SIZE: Final = 100
 RADAR_AXES: Final = ("correctness", "latency", "cost", "tool_efficiency", "robustness")
 RADAR_DEFAULT_WEIGHT: Final = 0.2
@@ -48,11 +48,11 @@ RADAR_STEPS_BASE: Final = 3.0
 RADAR_POINTS_PER_STEP: Final = 10.0
 RADAR_ROBUSTNESS_MIN_OUTCOMES: Final = 2
 
-# SCORING.md section 3: repeatability.
+# docs/scoring.md "pass^k": repeatability.
 PASS_K_LEVELS: Final = (1, 3, 5)
 PASS_K_MIN_OUTCOMES: Final = 3
 
-# RUNS.md "Run fields", cost_usd: the reference price used when no cost is
+# docs/runs.md "The fields of a run", cost_usd: the reference price used when no cost is
 # reported, USD per million tokens.
 REFERENCE_INPUT_USD_PER_MTOK: Final = 5.0
 REFERENCE_OUTPUT_USD_PER_MTOK: Final = 15.0

@@ -1,4 +1,4 @@
-"""Fitness radar (SCORING.md section 2): where is this agent strong and weak?"""
+"""Fitness radar (docs/scoring.md "The fitness radar"): where is this agent strong and weak?"""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def _robustness_axis(cohort: list[RunRecord]) -> float | None:
 
 def _summable(wanted: Mapping[str, float], present: list[str]) -> Mapping[str, float]:
     """The weights, or the same ratios divided by the largest where the weighted
-    sum would overflow a float: any finite weights are valid (SCORING.md 2),
+    sum would overflow a float: any finite weights are valid (docs/scoring.md "The fitness radar"),
     1e308 included. Axes are at most 100."""
     if math.isfinite(sum(wanted.get(name, 0.0) for name in present) * 100.0):
         return wanted

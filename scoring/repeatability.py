@@ -1,4 +1,4 @@
-"""Repeatability pass^k (SCORING.md section 3): will it do that again?"""
+"""Repeatability pass^k (docs/scoring.md "pass^k"): will it do that again?"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The run record the scoring core reads, and the frozen results it returns.
 
-Result attribute names are the API field names (API.md), so the read API can
+Result attribute names are the API field names (docs/api.md), so the read API can
 serialise them without a mapping table.
 """
 
@@ -16,7 +16,7 @@ RunStatus = Literal["completed", "failed", "timeout", "running"]
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One run as scoring sees it; see SCORING.md "A run record"."""
+    """One run as scoring sees it; see docs/scoring.md."""
 
     id: str
     status: str

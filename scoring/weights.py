@@ -1,4 +1,4 @@
-"""Viewer weights for the radar: parsing and validation (SCORING.md section 2)."""
+"""Viewer weights for the radar: parsing and validation (docs/scoring.md "The fitness radar")."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 `initdb` into a fresh temp directory, `pg_ctl start` on a free loopback port
 with its Unix socket in that directory, `pg_ctl stop` and delete at the end.
 The server refuses to run as root, so as root the cluster belongs to the
-`postgres` user (MACHINE.md). `make test` installs Debian's `postgresql`
+`postgres` user. `make test` installs Debian's `postgresql`
 first when it is missing (`scripts/ensure-postgres`).
 """
 

@@ -31,7 +31,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent")}
 
 
 def find_agent(store: ReadStore, agent_id: str) -> AgentInfo:
-    """A malformed id is a 404 like an unknown one (API.md)."""
+    """A malformed id is a 404 like an unknown one (docs/api.md)."""
     try:
         uuid.UUID(agent_id)
     except ValueError:
@@ -111,7 +111,7 @@ def _round(value: float | None) -> float | None:
 
 @router.get("/{agent_id}/stats", response_model=Stats, responses=NOT_FOUND)
 def stats(agent_id: str, store: StoreDep) -> Stats:
-    """The canonical composite and its inputs (SCORING.md section 1)."""
+    """The canonical composite and its inputs (docs/scoring.md "The composite")."""
     agent = find_agent(store, agent_id)
     counts, result = store.summary(agent.id)
     return Stats(
@@ -155,7 +155,7 @@ def fitness(
         ),
     ] = None,
 ) -> Fitness:
-    """The five-axis radar over the latest 100 terminal runs (SCORING.md section 2)."""
+    """The five-axis radar over the latest 100 terminal runs (docs/scoring.md)."""
     agent = find_agent(store, agent_id)
     try:
         parsed = scoring.parse_weights(weights) if weights is not None else None
@@ -181,7 +181,7 @@ def fitness(
 
 @router.get("/{agent_id}/reliability", response_model=Reliability, responses=NOT_FOUND)
 def reliability(agent_id: str, store: StoreDep) -> Reliability:
-    """pass^k per qualifying task and their mean (SCORING.md section 3)."""
+    """pass^k per qualifying task and their mean (docs/scoring.md "pass^k")."""
     agent = find_agent(store, agent_id)
     result = store.repeatability(agent.id)
     return Reliability(

@@ -1,4 +1,4 @@
-"""RUNS.md "Classifying a span": first match wins; the rule is kept as a reason.
+"""docs/runs.md "How a span is classified": first match wins; the rule is kept as a reason.
 
 Works on the attributes `proto` lifted (conventions.SELECTED_KEYS). Whether a
 tool or LLM span is *counted* also depends on its ancestors; that part lives
@@ -25,7 +25,7 @@ class Classification(NamedTuple):
 
 
 def norm(value: Any) -> str:
-    """Enum-like values compare case-insensitively (RUNS.md "Normalise first")."""
+    """Enum-like values compare case-insensitively (docs/runs.md "How a span is classified")."""
     return str(value).strip().lower() if value is not None else ""
 
 

@@ -1,4 +1,4 @@
-"""Attribute names of the conventions RUNS.md reads, in one place."""
+"""Attribute names of the conventions docs/runs.md reads, in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Run cost (RUNS.md "cost_usd, cost_source"): reported wins, else the estimate."""
+"""Run cost (docs/runs.md "The fields of a run"): reported wins, else the estimate."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ MAX_COST_USD = 1e12
 
 
 def as_int(value: Any) -> int | None:
-    """Numbers may arrive as strings (RUNS.md "Normalise first")."""
+    """Numbers may arrive as strings (docs/runs.md "How a span is classified")."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -81,7 +81,7 @@ def as_bool(value: Any) -> bool | None:
     return None
 
 
-# attribute key -> (fact, rank): where RUNS.md says "a -> b -> c", a ranks 0.
+# attribute key -> (fact, rank): where docs/runs.md says "a -> b -> c", a ranks 0.
 _FACT_KEYS: dict[str, tuple[str, int]] = {}
 for _fact, _keys in (
     ("tool", c.TOOL_NAME_KEYS),

@@ -1,4 +1,4 @@
-"""Agent identity (RUNS.md "Identity"): which agent a resource's spans belong to."""
+"""Agent identity (docs/runs.md "Who owns what"): which agent a resource's spans belong to."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which run each span of a trace belongs to, and each run's root (RUNS.md "Identity")."""
+"""Which run each span of a trace belongs to, and each run's root (docs/runs.md "Who owns what")."""
 
 from __future__ import annotations
 

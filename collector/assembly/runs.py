@@ -1,4 +1,4 @@
-"""A trace's stored spans -> its runs (RUNS.md "Run fields").
+"""A trace's stored spans -> its runs (docs/runs.md "The fields of a run").
 
 Pure and order-free: every choice sorts by (depth from root, start, span id),
 so the same set of spans gives the same runs however they arrived. The only
@@ -172,14 +172,19 @@ def _assemble_run(
     if status == "running":
         success, source = None, None
     elif status == "timeout":
-        success, source = False, "status"  # RUNS.md "status": timeout fails the run
+        success, source = (
+            False,
+            "status",
+        )  # docs/runs.md "The fields of a run": timeout fails the run
     else:
         success, source = _success(tree, root)
     counted_llm: list[SpanFacts] = []
     tools: list[SpanFacts] = []
     counted_tools: list[SpanFacts] = []
     root_id = root.span_id if root else None
-    shows_internals = has_agent_span = False  # RUNS.md "steps": null for the root alone
+    shows_internals = has_agent_span = (
+        False  # docs/runs.md "The fields of a run": null for the root alone
+    )
     for span in tree.ordered:  # one pass over the verdicts
         verdict = verdicts[span.span_id]
         role = verdict.role

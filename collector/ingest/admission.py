@@ -5,7 +5,7 @@ Every export request holds a `Reservation` from the moment its size is known
 it is answered: while its body is read, waits for a decoder, is decoded, and
 waits in the writer's queue for its commit. Past `max_inflight_bytes` the
 request is refused at once as overload (503 + Retry-After / UNAVAILABLE +
-RetryInfo, OTLP.md "Limits"), so memory and answer times stay bounded
+RetryInfo, docs/otlp.md "Limits"), so memory and answer times stay bounded
 however many senders there are. Without it, an unbounded decoder backlog
 let a flood reach 2.8 GB and 122 s answers before the queue bound, checked
 only after decoding, refused anything.

@@ -2,7 +2,7 @@
 
 Export is registered with a pass-through request deserializer, so a
 malformed message reaches `proto` and is refused with INVALID_ARGUMENT
-instead of failing inside grpcio as INTERNAL (OTLP.md "gRPC").
+instead of failing inside grpcio as INTERNAL (docs/otlp.md "Answers").
 """
 
 from __future__ import annotations

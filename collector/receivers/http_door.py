@@ -1,6 +1,6 @@
 """OTLP/HTTP `POST /v1/traces` on :4318, as a Starlette route.
 
-Checks run in OTLP.md's order, first failure answers: method (405), key
+Checks run in docs/otlp.md's order, first failure answers: method (405), key
 (401), content type (415), content encoding (415), size (413), decode (400).
 """
 
@@ -120,7 +120,7 @@ def _gzip(encoding: str) -> bool:
 def _error_response(error: IngestError, as_json: bool) -> Response:
     answer = answer_for(error)
     if isinstance(error, MethodNotAllowed | UnsupportedMedia):
-        as_json = True  # the request's encoding is unusable here (OTLP.md "HTTP")
+        as_json = True  # the request's encoding is unusable here (docs/otlp.md "Answers")
     code = answer.grpc_code.value[0]
     body = proto.responses.status_body(code, error.message, as_json=as_json)
     headers: dict[str, str] = {}

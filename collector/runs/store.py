@@ -35,7 +35,7 @@ def _run_id(row: RunRow) -> str:
 
 
 def terminal_at(run: Run, before: float | None, now: float) -> float | None:
-    """The collector clock when a run first became terminal (RUNS.md
+    """The collector clock when a run first became terminal (docs/runs.md
     "Delivery"): kept through recomputation, None while it is running."""
     if run.status not in TERMINAL:
         return None
@@ -64,7 +64,7 @@ def replace_trace_runs(
     """Write the new runs of these traces; drop runs the traces no longer hold.
 
     `terminal_at` is the collector clock when a run first became terminal
-    (RUNS.md "Delivery"); it survives recomputation. Returns newly terminal runs.
+    (docs/runs.md "Delivery in any order"); it survives recomputation. Returns newly terminal runs.
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}

@@ -2,7 +2,7 @@
 
 The hot paths (span batches, run upserts, fact loads) go straight to the
 DB-API cursor with tuples: SQLAlchemy's per-row parameter processing cost
-more than the insert itself (PERFORMANCE.md; measured in bench/ingest.py).
+more than the insert itself (measured in bench/ingest.py).
 
 Several processes on one PostgreSQL database: every transaction that writes a
 trace's spans or runs first row-locks that trace's `traces` row (an upsert,

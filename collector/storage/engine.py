@@ -1,6 +1,6 @@
 """Engines for one database URL, and schema creation.
 
-SQLite: WAL, `synchronous=FULL` by default (OTLP.md), a busy timeout, and a
+SQLite: WAL, `synchronous=FULL` by default (docs/otlp.md), a busy timeout, and a
 separate *write* engine whose transactions start with BEGIN IMMEDIATE, so the
 span writer and the run assembler queue for the write lock instead of failing
 a read-to-write upgrade. PostgreSQL uses one engine for both.

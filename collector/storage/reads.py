@@ -274,7 +274,7 @@ def _record(r: Any) -> scoring.RunRecord:
         cost_usd=r.cost_usd,
         steps=r.steps,
         task_id=r.task_id,
-        # RUNS.md "Delivery": the collector's clock when the run became terminal.
+        # docs/runs.md "Delivery in any order": the collector's clock when the run became terminal.
         ended_at=datetime.fromtimestamp(r.terminal_at, UTC) if r.terminal_at else None,
     )
 

@@ -65,7 +65,7 @@ traces = Table(
 )
 
 # A rowid table with ONE narrow unique index: random keys in a clustered
-# index split pages (PERFORMANCE.md), and every extra index costs each insert.
+# index split pages, and every extra index costs each insert.
 spans = Table(
     "spans",
     metadata,
@@ -94,7 +94,7 @@ spans = Table(
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
 )
 
-# Each distinct resource once, by content (OTLP.md "Limits"): a resource is
+# Each distinct resource once, by content (docs/otlp.md "Limits"): a resource is
 # the same for every span of a process, and copied into each span row it
 # multiplied one request's bytes by its span count. Keyed by the first 16
 # bytes of the SHA-256 of its encoded bytes (resource_digest()); `seen_at` is

@@ -202,7 +202,7 @@ class BatchWriter:
 
         A database that is down fails everyone alike, retryable. Any other
         failure may be one request's data (validation should have refused
-        it: OTLP.md "Limits"), so each request and job is retried in a
+        it: docs/otlp.md "Limits"), so each request and job is retried in a
         transaction of its own. A request whose values alone cannot be stored
         is refused with 400, never 503, which an exporter would retry forever.
         """

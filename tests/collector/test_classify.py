@@ -1,4 +1,4 @@
-"""RUNS.md "Classifying a span": one test per convention and rule."""
+"""docs/runs.md "How a span is classified": one test per convention and rule."""
 
 from __future__ import annotations
 

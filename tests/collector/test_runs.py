@@ -1,4 +1,4 @@
-"""RUNS.md "Run fields" and exclusion rules, on hand-built span trees."""
+"""docs/runs.md "The fields of a run" and exclusion rules, on hand-built span trees."""
 
 from __future__ import annotations
 

@@ -1,28 +1,29 @@
-"""Every setting is in the README, with its variable and its serve flag."""
+"""Every setting is in the README and in docs/operations.md, with its
+variable and its serve flag."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from collector.cli import SERVE_FLAGS
 from collector.settings import Settings
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_every_setting_is_documented_with_its_flag() -> None:
+@pytest.mark.parametrize("document", ["README.md", "docs/operations.md"])
+def test_every_setting_is_documented_with_its_flag(document: str) -> None:
+    text = (ROOT / document).read_text()
     flags = {field: flag for flag, (field, _) in SERVE_FLAGS.items()}
     flags["insecure"] = "--insecure"
     for name in Settings.model_fields:
         row = next(
-            (
-                line
-                for line in README.splitlines()
-                if line.startswith(f"| `BADGE_{name.upper()}` |")
-            ),
+            (line for line in text.splitlines() if line.startswith(f"| `BADGE_{name.upper()}` |")),
             None,
         )
-        assert row is not None, f"BADGE_{name.upper()} is not in the README settings table"
+        assert row is not None, f"BADGE_{name.upper()} is not in the {document} settings table"
         assert f"`{flags[name]}`" in row, f"{name}: flag {flags[name]} missing"
 
 

@@ -44,7 +44,7 @@ RUN_OUTCOME_COLUMNS = (
 
 
 class FakeClock:
-    """The collector's clock, moved by the test (RUNS.md: timers are injectable)."""
+    """The collector's clock, moved by the test (docs/runs.md: timers are injectable)."""
 
     def __init__(self, start: float = 1_800_000_000.0) -> None:
         self.now = start

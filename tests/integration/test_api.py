@@ -25,7 +25,7 @@ def run_trace(
     service: str = "worked-agent",
     error: bool = False,
 ) -> bytes:
-    """The worked example's run by default (SCORING.md): 161.56 ms, $0.0029267."""
+    """The worked example's run by default (docs/scoring.md): 161.56 ms, $0.0029267."""
     return agent_run(
         task,
         service=service,
@@ -75,7 +75,7 @@ def test_worked_example_through_the_api(collector: Collector) -> None:
     assert fitness["canonical_composite_score"] == 98.72
     assert fitness["steps_p50"] == 1
     reliability = get(collector, f"/agents/{ident}/reliability")
-    # three tasks of three successful runs each; pass^5 is 0 where c < k (SCORING.md 3)
+    # three tasks of three successful runs each; pass^5 is 0 where c < k (docs/scoring.md "pass^k")
     assert (reliability["pass_1"], reliability["pass_3"], reliability["pass_5"]) == (1.0, 1.0, 0.0)
     assert reliability["tasks_counted"] == 3
     leaderboard = get(collector, "/agents")
@@ -241,7 +241,7 @@ def test_malformed_cursors_are_422_with_a_string_detail(
 
 
 def test_the_largest_finite_weights_are_valid(collector: Collector) -> None:
-    """SCORING.md 2: any non-negative finite weight; the ratio is what counts."""
+    """docs/scoring.md "The fitness radar": any finite weight >= 0; only the ratio counts."""
     collector.post(run_trace("t", service="heavy"))
     completed_runs(collector, 1)
     ident = agent_id(collector, "heavy")

@@ -1,4 +1,4 @@
-"""Bad input gets a clear answer and loses nothing (OTLP.md), through real sockets."""
+"""Bad input gets a clear answer and loses nothing (docs/otlp.md), through real sockets."""
 
 from __future__ import annotations
 

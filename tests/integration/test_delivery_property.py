@@ -1,4 +1,4 @@
-"""RUNS.md "Delivery": any order, any split, duplicates, both doors -> same runs."""
+"""docs/runs.md "Delivery in any order": any order, split, duplicates, door -> same runs."""
 
 from __future__ import annotations
 

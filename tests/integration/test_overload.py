@@ -1,4 +1,4 @@
-"""Overload is refused before decoding, at once (OTLP.md "Limits").
+"""Overload is refused before decoding, at once (docs/otlp.md "Limits").
 
 The queue bound used to be checked only after decoding, and the decoder
 backlog had no bound: a flood grew memory to 2.8 GB and answers to 122 s

@@ -1,4 +1,4 @@
-"""One client's unstorable data never fails anyone else's export (OTLP.md "Limits").
+"""One client's unstorable data never fails anyone else's export (docs/otlp.md "Limits").
 
 A span whose timestamp does not fit a signed 64-bit integer used to fail the
 whole group commit, so every request sharing it, other owners' included, got

@@ -1,4 +1,4 @@
-"""What one request can make the collector store (OTLP.md "Limits").
+"""What one request can make the collector store (docs/otlp.md "Limits").
 
 A resource used to be copied whole into every span row, and keys were never
 cut: 200 spans with one 1 MB resource attribute stored 210 MB.

@@ -1,4 +1,4 @@
-"""Edge rules of SCORING.md that the vectors do not pin on their own."""
+"""Edge rules of docs/scoring.md that the vectors do not pin on their own."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_radar_rejects_bad_weight_mapping() -> None:
 
 
 def test_the_largest_finite_weights_give_the_same_radar_as_their_ratio() -> None:
-    """SCORING.md 2: any non-negative finite weight is valid; 1e308 must not
+    """docs/scoring.md "The fitness radar": any non-negative finite weight is valid; 1e308 must not
     overflow the weighted sum."""
     runs = [run(i, success=i % 3 != 0, latency_ms=100.0 + i) for i in range(30)]
     huge = scoring.radar(runs, {"correctness": 1e308, "latency": 1e308, "cost": 5e307})

@@ -1,4 +1,4 @@
-"""Every reference vector of SCORING.md, one test id each."""
+"""Every reference vector of docs/scoring.md, one test id each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SCORING.md worked example, by hand: 9 runs -> 98.72."""
+"""The docs/scoring.md worked example, by hand: 9 runs -> 98.72."""
 
 from __future__ import annotations
 
