@@ -35,6 +35,17 @@ class RunCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallInfo:
+    """One counted tool step of a run."""
+
+    name: str
+    span_id: str
+    start_ns: int
+    end_ns: int
+    status_code: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunInfo:
     """A run summary with the fields docs/api.md lists."""
 
@@ -57,7 +68,7 @@ class RunInfo:
     error_class: str
     span_count: int
     owner: str = ""
-    tool_calls: Sequence[Mapping[str, Any]] = field(default=())
+    tool_calls: Sequence[ToolCallInfo] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,11 +61,11 @@ def get_run(run_id: str, store: StoreDep) -> RunDetail:
         **summary.model_dump(),
         tool_calls=[
             ToolCall(
-                name=str(call["name"]),
-                span_id=str(call["span_id"]),
-                started_at=rfc3339(int(call["start_ns"]) / 1e9) or "",
-                duration_ms=(int(call["end_ns"]) - int(call["start_ns"])) / 1e6,
-                status=STATUS_NAMES.get(int(call["status_code"]), "unset"),
+                name=call.name,
+                span_id=call.span_id,
+                started_at=rfc3339(call.start_ns / 1e9) or "",
+                duration_ms=(call.end_ns - call.start_ns) / 1e6,
+                status=STATUS_NAMES.get(call.status_code, "unset"),
             )
             for call in run.tool_calls
         ],

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import and_, case, func, or_, select
 
 import scoring
-from api.ports import AgentInfo, RunCounts, RunInfo, TraceView
+from api.ports import AgentInfo, RunCounts, RunInfo, ToolCallInfo, TraceView
 from collector.assembly.runs import Timers
 from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
@@ -300,5 +300,14 @@ def _run_row(r: Any) -> RunInfo:
         error_class=r.error_class,
         span_count=r.span_count,
         owner=r.owner,
-        tool_calls=json.loads(r.tool_calls),
+        tool_calls=[
+            ToolCallInfo(
+                str(call["name"]),
+                str(call["span_id"]),
+                int(call["start_ns"]),
+                int(call["end_ns"]),
+                int(call["status_code"]),
+            )
+            for call in json.loads(r.tool_calls)
+        ],
     )
