@@ -315,21 +315,15 @@ def register_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: fl
     ends (sorted: no wait cycle). SQLite: inserted if new, never rewritten (a
     rewrite would dirty a random page); BEGIN IMMEDIATE holds the database.
     """
-    ordered = sorted(set(traces))
-    if not ordered:
-        return
-    if not is_postgresql(conn):
-        cursor(conn).executemany(
-            "INSERT INTO traces (owner, trace_id, touched_at) VALUES (?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            [(owner, trace_id, now) for owner, trace_id in ordered],
-        )
-        return
-    cursor(conn).execute(
-        "INSERT INTO traces (owner, trace_id, touched_at) "
+    _for_traces(
+        conn,
+        traces,
+        now,
+        sqlite="INSERT INTO traces (owner, trace_id, touched_at) VALUES (?1, ?2, ?3) "
+        "ON CONFLICT DO NOTHING",
+        postgresql="INSERT INTO traces (owner, trace_id, touched_at) "
         "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
         "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
-        (now, [o for o, _ in ordered], [t for _, t in ordered]),
     )
 
 
@@ -339,22 +333,35 @@ def mark_pending(conn: Connection, traces: Iterable[tuple[str, str]], now: float
     In the transaction that stores their spans, after register_traces: on
     PostgreSQL those trace rows are locked, so marks are written in their order.
     """
+    _for_traces(
+        conn,
+        traces,
+        now,
+        sqlite="INSERT INTO pending_traces (trace_ref, marked_at) SELECT id, ?3 FROM traces "
+        "WHERE owner = ?1 AND trace_id = ?2 ON CONFLICT DO NOTHING",
+        postgresql="INSERT INTO pending_traces (trace_ref, marked_at) "
+        "SELECT t.id, %s FROM traces t JOIN unnest(%s::text[], %s::text[]) AS k(o, tr) "
+        "ON t.owner = k.o AND t.trace_id = k.tr ORDER BY t.id ON CONFLICT DO NOTHING",
+    )
+
+
+def _for_traces(
+    conn: Connection,
+    traces: Iterable[tuple[str, str]],
+    now: float,
+    *,
+    sqlite: str,
+    postgresql: str,
+) -> None:
+    """One statement per (owner, trace id, now) on SQLite (?1, ?2, ?3), sorted;
+    one statement over arrays on PostgreSQL (now, owners[], trace ids[])."""
     ordered = sorted(set(traces))
     if not ordered:
         return
     if not is_postgresql(conn):
-        cursor(conn).executemany(
-            "INSERT INTO pending_traces (trace_ref, marked_at) SELECT id, ?3 FROM traces "
-            "WHERE owner = ?1 AND trace_id = ?2 ON CONFLICT DO NOTHING",
-            [(owner, trace_id, now) for owner, trace_id in ordered],
-        )
+        cursor(conn).executemany(sqlite, [(owner, trace_id, now) for owner, trace_id in ordered])
         return
-    cursor(conn).execute(
-        "INSERT INTO pending_traces (trace_ref, marked_at) "
-        "SELECT t.id, %s FROM traces t JOIN unnest(%s::text[], %s::text[]) AS k(o, tr) "
-        "ON t.owner = k.o AND t.trace_id = k.tr ORDER BY t.id ON CONFLICT DO NOTHING",
-        (now, [o for o, _ in ordered], [t for _, t in ordered]),
-    )
+    cursor(conn).execute(postgresql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
 
 
 # A stored resource's `seen_at` is rewritten at most this often: a rewrite
