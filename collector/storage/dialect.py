@@ -304,6 +304,18 @@ def is_unstorable(exc: BaseException) -> bool:
     return isinstance(exc, _UNSTORABLE)
 
 
+def key_by_hash(conn: Connection, digest: str) -> tuple[Any, ...] | None:
+    """(owner, role, key_hash, revoked_at) of a key, on every export: the raw
+    cursor takes ~18 us where a SQLAlchemy Core select took ~70 (SQLite)."""
+    cur = cursor(conn)
+    cur.execute(
+        f"SELECT owner, role, key_hash, revoked_at FROM keys WHERE key_hash = {_marker(conn)}",
+        (digest,),
+    )
+    row: tuple[Any, ...] | None = cur.fetchone()
+    return row
+
+
 def is_postgresql(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
 
