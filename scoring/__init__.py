@@ -3,6 +3,7 @@
 Imports nothing of ours and no I/O library (import-linter checks it).
 """
 
+from scoring.compare import AxisChange, Comparison, CompositeChange, Side, TaskChange, compare
 from scoring.composite import composite, composite_from_aggregates
 from scoring.radar import radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
@@ -10,7 +11,13 @@ from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeat
 from scoring.weights import parse_weights, validate_weights
 
 __all__ = [
+    "AxisChange",
+    "Comparison",
     "Composite",
+    "CompositeChange",
+    "Side",
+    "TaskChange",
+    "compare",
     "Radar",
     "Repeatability",
     "RunRecord",

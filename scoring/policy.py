@@ -58,3 +58,12 @@ REFERENCE_INPUT_USD_PER_MTOK: Final = 5.0
 REFERENCE_OUTPUT_USD_PER_MTOK: Final = 15.0
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "timeout"})
+
+# Compare (before / after): two-sided tests at this level; fewer values than
+# the minimum on either side is not evidence; robustness has no test, only a
+# threshold on its delta.
+COMPARE_ALPHA: Final = 0.05
+COMPARE_MIN_VALUES: Final = 5
+COMPARE_ROBUSTNESS_DELTA: Final = 10.0
+COMPARE_P_DECIMALS: Final = 6
+COMPARE_AXIS_DECIMALS: Final = 2
