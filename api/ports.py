@@ -53,6 +53,7 @@ class RunInfo:
     agent_id: str
     trace_id: str
     task_id: str | None
+    version: str | None
     status: str
     success: bool | None
     success_source: str | None
@@ -131,6 +132,7 @@ class ReadStore(Protocol):
         agent_id: str | None,
         task_id: str | None,
         status: str | None,
+        version: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]: ...

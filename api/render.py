@@ -63,6 +63,7 @@ def run_summary(run: RunInfo) -> RunSummary:
         agent_id=run.agent_id,
         trace_id=run.trace_id,
         task_id=run.task_id,
+        version=run.version,
         status=run.status,
         success=run.success,
         success_source=run.success_source,

@@ -89,6 +89,9 @@ class RunSummary(BaseModel):
     agent_id: str
     trace_id: str
     task_id: str | None
+    version: str | None = Field(
+        description="the agent version the run ran (null until its root arrives)"
+    )
     status: str
     success: bool | None
     success_source: str | None

@@ -49,6 +49,7 @@ def fill(db_path: Path, count: int) -> str:
             "run_key": f"trace:{i:032x}",
             "root_span_id": None,
             "task_id": f"task-{rnd.randint(0, 40)}",
+            "version": "1.0" if i < count // 2 else "2.0",  # two versions, half each
             "status": status,
             "success": rnd.random() < 0.7 if status != "running" else None,
             "success_source": "reported",

@@ -36,6 +36,7 @@ def list_runs(
     store: StoreDep,
     agent_id: Annotated[str | None, Query()] = None,
     task_id: Annotated[str | None, Query()] = None,
+    version: Annotated[str | None, Query(description="the agent version the runs ran")] = None,
     status: Annotated[str | None, Query(description="running, completed, failed, timeout")] = None,
     page_size: PageSize = 50,
     cursor: Cursor = None,
@@ -43,7 +44,12 @@ def list_runs(
     """Newest first by (started_at, id)."""
     before = run_position(cursor) if cursor else None
     rows = store.runs(
-        agent_id=agent_id, task_id=task_id, status=status, before=before, limit=page_size + 1
+        agent_id=agent_id,
+        task_id=task_id,
+        status=status,
+        version=version,
+        before=before,
+        limit=page_size + 1,
     )
     page = rows[:page_size]
     next_cursor = None

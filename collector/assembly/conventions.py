@@ -36,6 +36,10 @@ COST_KEYS: Final = ("gen_ai.usage.cost", "llm.cost.total", "operation.cost")
 TASK_KEYS: Final = ("badge.task.id", "gen_ai.task.id", "langfuse.experiment.item.id")
 TOOL_NAME_KEYS: Final = ("gen_ai.tool.name", "tool.name", "mcp.tool.name", "ai.toolCall.name")
 TOOL_CALL_ID_KEYS: Final = ("gen_ai.tool.call.id", "tool.id", "ai.toolCall.id")
+# An agent's version: on the root (badge.agent.version, then gen_ai.agent.version),
+# then the outermost agent span, then the root's resource (service.version).
+VERSION_KEYS: Final = ("badge.agent.version", "gen_ai.agent.version")
+RESOURCE_VERSION_KEY: Final = "service.version"
 
 CLASSIFY_KEYS: Final = (
     "langfuse.observation.type",
@@ -72,4 +76,5 @@ SELECTED_KEYS: Final = frozenset(
     + TASK_KEYS
     + TOOL_NAME_KEYS
     + TOOL_CALL_ID_KEYS
+    + VERSION_KEYS
 )

@@ -100,6 +100,8 @@ for _fact, _keys in (
     ("rstat", ("badge.run.status",)),
     ("err", ("error.type",)),
     ("vfail", ("pydantic_ai.tool.failure_stage",)),
+    ("bver", c.VERSION_KEYS[:1]),
+    ("gver", c.VERSION_KEYS[1:]),
 ):
     for _rank, _key in enumerate(_keys):
         _FACT_KEYS[_key] = (_fact, _rank)
@@ -130,6 +132,9 @@ def resource_facts(resource: Mapping[str, Any]) -> dict[str, str]:
     task = _text(first(resource, c.TASK_KEYS))
     if task is not None:
         found["rtask"] = task
+    version = _text(resource.get(c.RESOURCE_VERSION_KEY))
+    if version is not None:
+        found["rver"] = version
     return found
 
 

@@ -56,6 +56,7 @@ class Run:
     run_key: str
     root_span_id: str | None
     task_id: str | None
+    version: str | None
     status: str
     success: bool | None
     success_source: str | None
@@ -214,6 +215,7 @@ def _assemble_run(
         run_key=run_key,
         root_span_id=root.span_id if root else None,
         task_id=_task_id(tree),
+        version=_version(tree, root),
         status=status,
         success=success,
         success_source=source,
@@ -283,6 +285,24 @@ def _task_id(tree: _Tree) -> str | None:
     if found is None:
         found = tree.first_fact("rtask")
     return str(found) if found is not None else None
+
+
+def _version(tree: _Tree, root: SpanFacts | None) -> str | None:
+    """The root's badge.agent.version, then its gen_ai.agent.version, then the
+    gen_ai.agent.version of the outermost agent span (earliest start, then
+    span id), then the root resource's service.version; null without a root."""
+    if root is None:
+        return None
+    for fact in ("bver", "gver"):
+        if fact in root.facts:
+            return str(root.facts[fact])
+    agents = [s for s in tree.ordered if s.role == AGENT]
+    if agents:
+        outermost = min(agents, key=lambda s: (s.start_ns, s.span_id))
+        if "gver" in outermost.facts:
+            return str(outermost.facts["gver"])
+    version = root.facts.get("rver")
+    return str(version) if version is not None else None
 
 
 def _error_class(root: SpanFacts | None, status: str) -> str:

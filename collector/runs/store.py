@@ -113,6 +113,7 @@ def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
             run.run_key,
             run.root_span_id,
             run.task_id,
+            run.version,
             run.status,
             run.success,
             run.success_source,

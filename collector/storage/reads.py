@@ -222,6 +222,7 @@ class SqlReadStore:
         agent_id: str | None,
         task_id: str | None,
         status: str | None,
+        version: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]:
@@ -230,6 +231,8 @@ class SqlReadStore:
             query = query.where(runs.c.agent_id == agent_id)
         if task_id is not None:
             query = query.where(runs.c.task_id == task_id)
+        if version is not None:
+            query = query.where(runs.c.version == version)
         if status is not None:
             query = query.where(runs.c.status == status)
         if before is not None:
@@ -285,6 +288,7 @@ def _run_row(r: Any) -> RunInfo:
         agent_id=r.agent_id,
         trace_id=r.trace_id,
         task_id=r.task_id,
+        version=r.version,
         status=r.status,
         success=r.success,
         success_source=r.success_source,

@@ -55,6 +55,7 @@ class RunRow(NamedTuple):
     run_key: str
     root_span_id: str | None
     task_id: str | None
+    version: str | None
     status: str
     success: bool | None
     success_source: str | None

@@ -133,6 +133,7 @@ runs = Table(
     Column("run_key", Text, nullable=False),
     Column("root_span_id", String(16)),
     Column("task_id", Text),
+    Column("version", Text),
     Column("status", String(16), nullable=False),
     Column("success", Boolean),
     Column("success_source", String(16)),
@@ -170,4 +171,5 @@ runs = Table(
         "cost_usd",
     ),
     Index("ix_runs_check", "check_at"),
+    Index("ix_runs_agent_version", "agent_id", "version"),
 )

@@ -341,3 +341,59 @@ def test_an_agent_root_alone_shows_no_internals() -> None:
 def test_run_ids_are_the_uuid5_of_agent_and_key(agent: str, key: str) -> None:
     """run_id_for skips the UUID object; the ids must stay exactly uuid5's."""
     assert run_id_for(agent, key) == str(uuid.uuid5(RUN_NAMESPACE, f"{agent}\x00{key}"))
+
+
+def version_tree(
+    root_attrs: dict[str, object], agent_attrs: list[dict[str, object]], resource: dict[str, object]
+) -> Tree:
+    t = Tree()
+    root = t.add("badge.run", root_attrs, start=0, resource=resource)
+    for i, attrs in enumerate(agent_attrs):  # later agents start later
+        t.add(
+            "invoke_agent a",
+            {"gen_ai.operation.name": "invoke_agent", **attrs},
+            parent=root,
+            start=10 + i,
+        )
+    return t
+
+
+@pytest.mark.parametrize(
+    ("root_attrs", "agent_attrs", "resource", "expected"),
+    [
+        ({"badge.agent.version": "b1", "gen_ai.agent.version": "g1"}, [], {}, "b1"),
+        ({"gen_ai.agent.version": "g1"}, [{"gen_ai.agent.version": "a1"}], {}, "g1"),
+        ({}, [{"gen_ai.agent.version": "a1"}, {"gen_ai.agent.version": "a2"}], {}, "a1"),
+        ({}, [{}, {"gen_ai.agent.version": "a2"}], {"service.version": "s1"}, "s1"),
+        ({}, [], {"service.version": "s1"}, "s1"),
+        ({"badge.agent.version": 7}, [], {"service.version": "s1"}, "7"),
+        ({}, [], {}, None),
+    ],
+    ids=[
+        "root-badge",
+        "root-genai",
+        "outermost-agent",
+        "outermost-has-none",
+        "resource",
+        "number",
+        "none",
+    ],
+)
+def test_version_is_the_first_found_of_root_agent_span_resource(
+    root_attrs: dict[str, object],
+    agent_attrs: list[dict[str, object]],
+    resource: dict[str, object],
+    expected: str | None,
+) -> None:
+    assert version_tree(root_attrs, agent_attrs, resource).run().version == expected
+
+
+def test_version_is_null_while_the_root_is_missing() -> None:
+    t = Tree()
+    t.add(
+        "invoke_agent a",
+        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.version": "x"},
+        parent="ff" * 8,
+        flags=0x100,
+    )
+    assert t.run().version is None

@@ -265,6 +265,27 @@ def test_a_405_names_every_method_the_path_takes(collector: Collector) -> None:
     assert reply.json() == {"detail": "Method Not Allowed"}
 
 
+def test_runs_carry_their_version_and_filter_by_it(collector: Collector) -> None:
+    """The root's badge.agent.version, else the resource's service.version."""
+    for i in range(3):
+        message = agent_run(f"t{i}", service="versioned")
+        message.resource_spans[0].resource.attributes.add(
+            key="service.version"
+        ).value.string_value = "1.0.0"
+        if i == 2:
+            root = message.resource_spans[0].scope_spans[0].spans[0]
+            root.attributes.add(key="badge.agent.version").value.string_value = "2.0.0"
+        assert collector.post(message.SerializeToString()).status_code == 200
+    completed_runs(collector, 3)
+    ident = agent_id(collector, "versioned")
+    every = get(collector, "/runs", agent_id=ident)["items"]
+    assert sorted(r["version"] for r in every) == ["1.0.0", "1.0.0", "2.0.0"]
+    newer = get(collector, "/runs", agent_id=ident, version="2.0.0")["items"]
+    assert [(r["task_id"], r["version"]) for r in newer] == [("t2", "2.0.0")]
+    assert get(collector, "/runs", agent_id=ident, version="9")["items"] == []
+    assert get(collector, f"/runs/{newer[0]['id']}")["version"] == "2.0.0"
+
+
 def test_leaderboard_hides_services_without_agent_runs(collector: Collector) -> None:
     trace_id = new_trace_id()
     plain = request([span(trace_id, new_span_id(), "SELECT users")], "postgres-db")
