@@ -24,6 +24,45 @@ class AgentInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which of an agent's runs a view looks at, before any cohort rule.
+
+    `version`: exact match; with `null_version` the runs with no version.
+    `since`/`until` (epoch s): since <= ended_at < until, on the collector's
+    end time; with either set, runs that have not ended are left out.
+    """
+
+    version: str | None = None
+    null_version: bool = False
+    since: float | None = None
+    until: float | None = None
+
+
+ALL_RUNS = RunFilter()
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """One version of an agent, with its canonical composite."""
+
+    version: str | None
+    total_runs: int
+    completed_runs: int
+    successful_runs: int
+    first_run_at: float | None
+    last_run_at: float | None
+    composite: Composite | None
+
+
+@dataclass(frozen=True, slots=True)
+class CohortRun:
+    """A run of the radar cohort, with what a reader needs beside its record."""
+
+    record: RunRecord
+    version: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class RunCounts:
     total: int
     completed: int
@@ -118,13 +157,19 @@ class ReadStore(Protocol):
 
     def delete_agent(self, agent_id: str) -> None: ...
 
-    def summary(self, agent_id: str) -> tuple[RunCounts, Composite | None]: ...
+    def summary(
+        self, agent_id: str, where: RunFilter = ALL_RUNS
+    ) -> tuple[RunCounts, Composite | None]: ...
 
     def composite(self, agent_id: str) -> Composite | None: ...
 
-    def radar_runs(self, agent_id: str) -> list[RunRecord]: ...
+    def radar_runs(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[RunRecord]: ...
 
-    def repeatability(self, agent_id: str) -> Repeatability: ...
+    def cohort(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[CohortRun]: ...
+
+    def versions(self, agent_id: str) -> list[VersionInfo]: ...
+
+    def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> Repeatability: ...
 
     def runs(
         self,

@@ -3,8 +3,18 @@
 Imports nothing of ours and no I/O library (import-linter checks it).
 """
 
-from scoring.compare import AxisChange, Comparison, CompositeChange, Side, TaskChange, compare
+from scoring.compare import (
+    AxisChange,
+    Comparison,
+    CompositeChange,
+    Side,
+    TaskChange,
+    Version,
+    compare,
+    compare_versions,
+)
 from scoring.composite import composite, composite_from_aggregates
+from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
 from scoring.radar import radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
@@ -12,6 +22,13 @@ from scoring.weights import parse_weights, validate_weights
 
 __all__ = [
     "AxisChange",
+    "AxisDiagnosis",
+    "Diagnosis",
+    "RunOffender",
+    "TaskOffender",
+    "Version",
+    "compare_versions",
+    "diagnose",
     "Comparison",
     "Composite",
     "CompositeChange",

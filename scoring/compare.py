@@ -16,7 +16,7 @@ from scoring.composite import composite
 from scoring.radar import radar, radar_cohort
 from scoring.repeatability import pass_k
 from scoring.stats import Test, mann_whitney, two_proportions
-from scoring.types import Radar, RunRecord
+from scoring.types import Composite, Radar, Repeatability, RunRecord
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 INSUFFICIENT = "insufficient_evidence"
@@ -81,10 +81,29 @@ _VALUES: Mapping[str, Callable[[RunRecord], float | int | None]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One side as a store can give it without loading every run: the radar
+    cohort, the composite over all its runs, and pass^k over all of them."""
+
+    cohort: Sequence[RunRecord]
+    composite: Composite | None
+    repeatability: Repeatability
+
+
+def version_of(runs: Iterable[RunRecord]) -> Version:
+    """A side from all of its runs."""
+    everything = list(runs)
+    return Version(radar_cohort(everything), composite(everything), pass_k(everything))
+
+
 def compare(base_runs: Iterable[RunRecord], head_runs: Iterable[RunRecord]) -> Comparison:
-    base_all, head_all = list(base_runs), list(head_runs)
-    base_cohort, head_cohort = radar_cohort(base_all), radar_cohort(head_all)
-    base_radar, head_radar = radar(base_all), radar(head_all)
+    return compare_versions(version_of(base_runs), version_of(head_runs))
+
+
+def compare_versions(base: Version, head: Version) -> Comparison:
+    base_cohort, head_cohort = radar_cohort(base.cohort), radar_cohort(head.cohort)
+    base_radar, head_radar = radar(base_cohort), radar(head_cohort)
     axes: dict[str, AxisChange] = {}
     for axis in policy.RADAR_AXES:
         before, after = getattr(base_radar, axis), getattr(head_radar, axis)
@@ -99,7 +118,7 @@ def compare(base_runs: Iterable[RunRecord], head_runs: Iterable[RunRecord]) -> C
             test = mann_whitney(_values(base_cohort, value), _values(head_cohort, value))
             worse = test is not None and test.z > 0  # larger latency, cost, steps
         axes[axis] = _tested(before, after, test, worse)
-    base_side, head_side = _side(base_all, base_radar), _side(head_all, head_radar)
+    base_side, head_side = _side(base, base_radar), _side(head, head_radar)
     return Comparison(
         base=base_side,
         head=head_side,
@@ -163,9 +182,8 @@ def _delta(before: float | None, after: float | None) -> float | None:
     return round(after - before, policy.COMPARE_AXIS_DECIMALS)
 
 
-def _side(runs: Sequence[RunRecord], fitness: Radar) -> Side:
-    headline = composite(runs)
-    repeat = pass_k(runs)
+def _side(version: Version, fitness: Radar) -> Side:
+    headline, repeat = version.composite, version.repeatability
     return Side(
         runs_counted=fitness.runs_counted,
         composite_score=headline.composite_score if headline else None,

@@ -67,3 +67,9 @@ COMPARE_MIN_VALUES: Final = 5
 COMPARE_ROBUSTNESS_DELTA: Final = 10.0
 COMPARE_P_DECIMALS: Final = 6
 COMPARE_AXIS_DECIMALS: Final = 2
+
+# Diagnostics: a run costs an axis points past these values (the radar's own
+# anchors: latency and cost lose points above them, steps above 3).
+DIAGNOSE_LATENCY_MS: Final = RADAR_LATENCY_BASE_MS
+DIAGNOSE_COST_USD: Final = RADAR_COST_BASE_USD
+DIAGNOSE_STEPS: Final = RADAR_STEPS_BASE

@@ -16,7 +16,17 @@ from typing import Any
 from sqlalchemy import and_, case, func, or_, select
 
 import scoring
-from api.ports import AgentInfo, RunCounts, RunInfo, ToolCallInfo, TraceView
+from api.ports import (
+    ALL_RUNS,
+    AgentInfo,
+    CohortRun,
+    RunCounts,
+    RunFilter,
+    RunInfo,
+    ToolCallInfo,
+    TraceView,
+    VersionInfo,
+)
 from collector.assembly.runs import Timers
 from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
@@ -121,9 +131,11 @@ class SqlReadStore:
     def delete_agent(self, agent_id: str) -> None:
         self._directory.delete(agent_id, self._clock())
 
-    def _totals(self, agent_id: str) -> dict[tuple[str, str | None], tuple[Any, ...]]:
+    def _totals(
+        self, agent_id: str, where: RunFilter = ALL_RUNS
+    ) -> dict[tuple[str, str | None], tuple[Any, ...]]:
         """One covering-index scan: per (status, cost source) the sums scoring needs."""
-        query = _TOTALS.where(runs.c.agent_id == agent_id).group_by(
+        query = _TOTALS.where(runs.c.agent_id == agent_id, *_conditions(where)).group_by(
             runs.c.agent_id, runs.c.status, runs.c.cost_source
         )
         with self._db.reader.connect() as conn:
@@ -138,9 +150,11 @@ class SqlReadStore:
                 totals.setdefault(r.agent_id, {})[(r.status, r.cost_source)] = tuple(r[3:])
         return {agent: self._composite(sums) for agent, sums in totals.items()}
 
-    def summary(self, agent_id: str) -> tuple[RunCounts, scoring.Composite | None]:
+    def summary(
+        self, agent_id: str, where: RunFilter = ALL_RUNS
+    ) -> tuple[RunCounts, scoring.Composite | None]:
         """Counts and the composite from ONE scan of the covering index."""
-        totals = self._totals(agent_id)
+        totals = self._totals(agent_id, where)
         return self._counts(totals), self._composite(totals)
 
     def _counts(self, totals: dict[tuple[str, str | None], tuple[Any, ...]]) -> RunCounts:
@@ -180,18 +194,62 @@ class SqlReadStore:
             cost_sum_usd=math.fsum(float(v[4] or 0.0) for v in completed),
         )
 
-    def radar_runs(self, agent_id: str) -> list[scoring.RunRecord]:
+    def radar_runs(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[scoring.RunRecord]:
+        return [run.record for run in self.cohort(agent_id, where)]
+
+    def cohort(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[CohortRun]:
+        """The radar's cohort: the latest terminal runs (docs/scoring.md)."""
         query = (
             select(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL))
+            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL), *_conditions(where))
             .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
             .limit(policy.RADAR_COHORT_SIZE)
         )
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
-        return [_record(r) for r in rows]
+        return [CohortRun(_record(r), r.version) for r in rows]
 
-    def repeatability(self, agent_id: str) -> scoring.Repeatability:
+    def versions(self, agent_id: str) -> list[VersionInfo]:
+        """Every version of the agent (null included): newest first by first run."""
+        counts = (
+            select(
+                runs.c.version,
+                func.count(),
+                func.min(runs.c.started_ns),
+                func.max(runs.c.started_ns),
+            )
+            .where(runs.c.agent_id == agent_id)
+            .group_by(runs.c.version)
+        )
+        sums = (
+            _TOTALS.add_columns(runs.c.version)
+            .where(runs.c.agent_id == agent_id)
+            .group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source, runs.c.version)
+        )
+        totals: dict[str | None, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
+        with self._db.reader.connect() as conn:
+            spans = {r[0]: r[1:] for r in conn.execute(counts)}
+            for r in conn.execute(sums):
+                totals.setdefault(r.version, {})[(r.status, r.cost_source)] = tuple(r[3:8])
+        found = []
+        for version, (total, first_ns, last_ns) in spans.items():
+            sums_of = totals.get(version, {})
+            counts_of = self._counts(sums_of)
+            found.append(
+                VersionInfo(
+                    version=version,
+                    total_runs=int(total),
+                    completed_runs=counts_of.completed,
+                    successful_runs=counts_of.successful,
+                    first_run_at=first_ns / 1e9 if first_ns is not None else None,
+                    last_run_at=last_ns / 1e9 if last_ns is not None else None,
+                    composite=self._composite(sums_of),
+                )
+            )
+        found.sort(key=lambda v: (v.version is None, -(v.first_run_at or 0.0), v.version or ""))
+        return found
+
+    def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
         query = (
             select(
                 runs.c.task_id,
@@ -203,6 +261,7 @@ class SqlReadStore:
                 runs.c.status.in_(TERMINAL),
                 runs.c.success.is_not(None),
                 runs.c.task_id.is_not(None),
+                *_conditions(where),
             )
             .group_by(runs.c.task_id)
         )
@@ -264,6 +323,20 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+
+
+def _conditions(where: RunFilter) -> list[Any]:
+    """The filter as SQL conditions (nothing for every run)."""
+    found: list[Any] = []
+    if where.null_version:
+        found.append(runs.c.version.is_(None))
+    elif where.version is not None:
+        found.append(runs.c.version == where.version)
+    if where.since is not None:
+        found.append(runs.c.terminal_at >= where.since)
+    if where.until is not None:
+        found.append(runs.c.terminal_at < where.until)
+    return found
 
 
 def _record(r: Any) -> scoring.RunRecord:
