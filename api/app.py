@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.ports import KeyStore, ReadStore
-from api.routes import agents, runs
+from api.routes import agents, loop, runs
 
 
 class RefuseNul:
@@ -61,6 +61,7 @@ def create_api(
     app.state.insecure = insecure
     app.router.routes[:0] = routes
     app.include_router(agents.router)
+    app.include_router(loop.router)
     app.include_router(runs.router)
 
     app.add_middleware(RefuseNul)

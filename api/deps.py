@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
-from api.ports import KeyStore, ReadStore
+from api.ports import KeyStore, ReadStore, RunFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +74,33 @@ Cursor = Annotated[
         json_schema_extra={"pattern": r"^[A-Za-z0-9_-]*={0,2}$"},  # base64url; checked on use
     ),
 ]
+
+
+def _instant(name: str, text: str | None) -> float | None:
+    """An RFC 3339 time as epoch seconds; 422 when it is not one."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise HTTPException(422, f"{name} must be an RFC 3339 time, not {text!r}") from None
+    if moment.tzinfo is None:
+        raise HTTPException(422, f"{name} needs a UTC offset (e.g. Z): {text!r}")
+    return moment.timestamp()
+
+
+def get_filter(
+    version: Annotated[str | None, Query(description="only runs of this agent version")] = None,
+    since: Annotated[
+        str | None, Query(description="only runs that ended at or after (RFC 3339)")
+    ] = None,
+    until: Annotated[
+        str | None, Query(description="only runs that ended before (RFC 3339)")
+    ] = None,
+) -> RunFilter:
+    return RunFilter(
+        version=version, since=_instant("since", since), until=_instant("until", until)
+    )
+
+
+FilterDep = Annotated[RunFilter, Depends(get_filter)]

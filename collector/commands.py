@@ -1,4 +1,5 @@
-"""Read commands of the CLI: `agents`, `score AGENT`, `runs AGENT`, `demo`.
+"""Read commands of the CLI: `agents`, `score AGENT`, `runs AGENT`, `compare
+AGENT`, `diagnose AGENT`, `demo`.
 
 They read the database directly (same settings as `serve`) or a running
 server with `--url`; either way the numbers are the read API's, because the
@@ -28,7 +29,20 @@ def add_read_commands(sub: Any) -> None:
     runs = sub.add_parser("runs", help="an agent's latest runs")
     runs.add_argument("agent", help="agent id or name")
     runs.add_argument("--limit", type=int, default=20)
-    for command in (agents, score, runs):
+    compare = sub.add_parser("compare", help="did a new version do better or worse?")
+    compare.add_argument("agent", help="agent id or name")
+    compare.add_argument("--base", default=None, help="version before (default: second newest)")
+    compare.add_argument("--head", default=None, help="version after (default: newest)")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any axis regressed (gate a release in CI)",
+    )
+    diagnose = sub.add_parser("diagnose", help="the weakest axis and the runs behind it")
+    diagnose.add_argument("agent", help="agent id or name")
+    diagnose.add_argument("--version", default=None, help="only runs of this version")
+    diagnose.add_argument("--limit", type=int, default=5, help="offenders per axis")
+    for command in (agents, score, runs, compare, diagnose):
         command.add_argument(
             "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
         )
@@ -54,14 +68,24 @@ class Reader:
         self._app: Any = None
 
     def get(self, path: str, **params: Any) -> Any:
-        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        if self._url is not None:
-            with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
-                return json.load(r)
-        status, body = asyncio.run(_asgi_get(self._open(), f"/api/v1{path}", query))
+        status, body = self.fetch(path, **params)
         if status != 200:
-            raise SystemExit(f"error: {body.get('detail', body)}")
+            raise SystemExit(f"error: {_detail(body)}")
         return body
+
+    def fetch(self, path: str, **params: Any) -> tuple[int, Any]:
+        """(status, JSON body) of a GET, errors included."""
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+        if self._url is None:
+            return asyncio.run(_asgi_get(self._open(), f"/api/v1{path}", query))
+        try:
+            with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
+                return int(r.status), json.load(r)
+        except urllib.error.HTTPError as exc:
+            try:
+                return exc.code, json.load(exc)
+            except ValueError:
+                return exc.code, {"detail": exc.reason}
 
     def _open(self) -> Any:
         if self._app is None:
@@ -142,6 +166,14 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
                 reader.get(f"/agents/{ident}/fitness", weights=args.weights),
                 reader.get(f"/agents/{ident}/reliability"),
             )
+        elif args.command == "compare":
+            return compare_versions(reader, args)
+        elif args.command == "diagnose":
+            ident = reader.agent_id(args.agent)
+            body = reader.get(
+                f"/agents/{ident}/diagnostics", version=args.version, limit=args.limit
+            )
+            print_diagnosis(body, args.url or "http://127.0.0.1:4318")
         else:
             ident = reader.agent_id(args.agent)
             print_runs(reader.get("/runs", agent_id=ident, page_size=args.limit)["items"])
@@ -149,6 +181,82 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
         print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _detail(body: Any) -> Any:
+    return body.get("detail", body) if isinstance(body, dict) else body
+
+
+def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
+    """0: compared (no regression, or not asked to fail on one); 1: regressed
+    with --fail-on-regression; 2: nothing to compare."""
+    ident = reader.agent_id(args.agent)
+    if args.base is None and args.head is None:
+        known = reader.get(f"/agents/{ident}/versions")["items"]
+        if len(known) < 2:
+            print(
+                f"error: {args.agent} has {len(known)} version(s); compare needs two "
+                "(set badge.agent.version or service.version on your runs)",
+                file=sys.stderr,
+            )
+            return 2
+    status, body = reader.fetch(f"/agents/{ident}/compare", base=args.base, head=args.head)
+    if status != 200:
+        print(f"error: {_detail(body)}", file=sys.stderr)
+        return 2
+    print_comparison(body)
+    return 1 if args.fail_on_regression and body["regressed"] else 0
+
+
+def print_comparison(body: dict[str, Any]) -> None:
+    base, head = body["base"], body["head"]
+    print(f"{'':<16} {'base':>12} {'head':>12} {'delta':>8}  verdict (p)")
+    print(f"{'version':<16} {str(base['version']):>12} {str(head['version']):>12}")
+    print(f"{'runs counted':<16} {base['runs_counted']:>12} {head['runs_counted']:>12}")
+    composite = body["composite"]
+    print(
+        f"{'composite':<16} {_num(composite['base']):>12} {_num(composite['head']):>12} "
+        f"{_num(composite['delta']):>8}"
+    )
+    for axis, change in body["axes"].items():
+        p = "" if change["p_value"] is None else f" (p={change['p_value']:.4f})"
+        print(
+            f"{axis:<16} {_num(change['base']):>12} {_num(change['head']):>12} "
+            f"{_num(change['delta']):>8}  {change['verdict']}{p}"
+        )
+    moved = [t for t in body["tasks"] if t["change"] in ("broken", "fixed", "new", "gone")]
+    for task in moved:
+        print(
+            f"  task {task['task_id']}: {task['change']} "
+            f"({task['base_successes']}/{task['base_n']} -> "
+            f"{task['head_successes']}/{task['head_n']})"
+        )
+    print("REGRESSED" if body["regressed"] else "no regression")
+
+
+def print_diagnosis(body: dict[str, Any], server: str) -> None:
+    weakest = body["weakest_axis"]
+    print(f"weakest axis: {weakest or '(none: every axis is full or has no evidence)'}")
+    for axis, found in body["axes"].items():
+        if not found["offenders"]:
+            continue
+        marker = "  <- weakest" if axis == weakest else ""
+        print(f"{axis} ({_num(found['score'], 1)}){marker}")
+        for o in found["offenders"]:
+            if "run_id" in o:
+                print(
+                    f"  run {o['run_id']}  task {o['task_id'] or '-'}  version "
+                    f"{o['version'] or '-'}  value {o['value']}"
+                )
+            else:
+                print(
+                    f"  task {o['task_id']}: {o['successes']}/{o['runs']} passed, runs "
+                    f"{', '.join(o['run_ids'][:3])}"
+                )
+    print(
+        'open a run\'s trace (owner key): curl -H "authorization: Bearer $KEY" '
+        f"{server.rstrip('/')}/api/v1/runs/RUN_ID/trace"
+    )
 
 
 def _num(value: Any, digits: int = 2) -> str:

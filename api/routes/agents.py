@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Response
 
 import scoring
-from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.deps import CallerDep, Cursor, FilterDep, PageSize, StoreDep
 from api.errors import error
 from api.ports import AgentInfo, ReadStore
 from api.render import encode_cursor, page_offset, rfc3339
@@ -110,10 +110,11 @@ def _round(value: float | None) -> float | None:
 
 
 @router.get("/{agent_id}/stats", response_model=Stats, responses=NOT_FOUND)
-def stats(agent_id: str, store: StoreDep) -> Stats:
-    """The canonical composite and its inputs (docs/scoring.md "The composite")."""
+def stats(agent_id: str, store: StoreDep, where: FilterDep) -> Stats:
+    """The composite and its inputs (docs/scoring.md "The composite"), over the
+    runs the filters keep (all of them without filters: the canonical one)."""
     agent = find_agent(store, agent_id)
-    counts, result = store.summary(agent.id)
+    counts, result = store.summary(agent.id, where)
     return Stats(
         agent_id=agent.id,
         composite_score=result.composite_score if result else None,
@@ -143,6 +144,7 @@ def stats(agent_id: str, store: StoreDep) -> Stats:
 def fitness(
     agent_id: str,
     store: StoreDep,
+    where: FilterDep,
     weights: Annotated[
         str | None,
         Query(
@@ -161,8 +163,8 @@ def fitness(
         parsed = scoring.parse_weights(weights) if weights is not None else None
     except ValueError as exc:
         raise HTTPException(422, f"bad weights: {exc}") from None
-    radar = scoring.radar(store.radar_runs(agent.id), parsed)
-    canonical = store.composite(agent.id)
+    radar = scoring.radar(store.radar_runs(agent.id, where), parsed)
+    canonical = store.composite(agent.id)  # the headline: never filtered
     return Fitness(
         correctness=radar.correctness,
         latency=radar.latency,
@@ -180,10 +182,10 @@ def fitness(
 
 
 @router.get("/{agent_id}/reliability", response_model=Reliability, responses=NOT_FOUND)
-def reliability(agent_id: str, store: StoreDep) -> Reliability:
+def reliability(agent_id: str, store: StoreDep, where: FilterDep) -> Reliability:
     """pass^k per qualifying task and their mean (docs/scoring.md "pass^k")."""
     agent = find_agent(store, agent_id)
-    result = store.repeatability(agent.id)
+    result = store.repeatability(agent.id, where)
     return Reliability(
         pass_1=result.pass_1,
         pass_3=result.pass_3,

@@ -1,0 +1,185 @@
+"""/api/v1/agents/{id}/versions, /compare, /diagnostics: the improvement loop.
+
+Screen, find the weakest axis and the runs behind it, change one thing,
+re-screen, and compare the two versions (docs/loop.md). Every number comes
+from the scoring core over the store's runs, as the other views do.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+
+import scoring
+from api.deps import FilterDep, StoreDep
+from api.errors import error
+from api.loop_schemas import (
+    AxisCompare,
+    AxisDiagnosis,
+    Compare,
+    CompareSide,
+    CompositeCompare,
+    Diagnostics,
+    RunOffender,
+    TaskCompare,
+    TaskOffender,
+    VersionItem,
+    VersionList,
+)
+from api.ports import ReadStore, RunFilter
+from api.render import rfc3339
+from api.routes.agents import find_agent
+
+router = APIRouter(prefix="/api/v1/agents", tags=["loop"])
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent")}
+NULL_VERSION = "none"  # in compare: the runs that carry no version
+
+
+@router.get("/{agent_id}/versions", response_model=VersionList, responses=NOT_FOUND)
+def versions(agent_id: str, store: StoreDep) -> VersionList:
+    """Each version of the agent with its runs and canonical composite."""
+    agent = find_agent(store, agent_id)
+    return VersionList(
+        items=[
+            VersionItem(
+                version=v.version,
+                total_runs=v.total_runs,
+                completed_runs=v.completed_runs,
+                successful_runs=v.successful_runs,
+                first_run_at=rfc3339(v.first_run_at),
+                last_run_at=rfc3339(v.last_run_at),
+                composite_score=v.composite.composite_score if v.composite else None,
+            )
+            for v in store.versions(agent.id)
+        ]
+    )
+
+
+@router.get(
+    "/{agent_id}/compare",
+    response_model=Compare,
+    responses={**NOT_FOUND, 422: error("a side has no terminal run, or fewer than two versions")},
+)
+def compare(
+    agent_id: str,
+    store: StoreDep,
+    base: Annotated[
+        str | None, Query(description="the version before (`none`: runs without one)")
+    ] = None,
+    head: Annotated[str | None, Query(description="the version after; default: the newest")] = None,
+) -> Compare:
+    """Did head do better or worse than base, on which axis, beyond noise?
+
+    Without `base` and `head`: the two newest versions (head the newest).
+    """
+    agent = find_agent(store, agent_id)
+    if base is None or head is None:
+        newest = [_name(v.version) for v in store.versions(agent.id)]
+        if head is None and base is None and len(newest) < 2:
+            raise HTTPException(422, "the agent has fewer than two versions to compare")
+        head = head if head is not None else newest[0]
+        base = base if base is not None else next((v for v in newest if v != head), None)
+        if base is None:
+            raise HTTPException(422, "the agent has no other version to compare with")
+    result = scoring.compare_versions(
+        _version(store, agent.id, base), _version(store, agent.id, head)
+    )
+    return Compare(
+        agent_id=agent.id,
+        base=_side(base, result.base),
+        head=_side(head, result.head),
+        axes={
+            axis: AxisCompare(
+                base=c.base, head=c.head, delta=c.delta, verdict=c.verdict, p_value=c.p_value
+            )
+            for axis, c in result.axes.items()
+        },
+        composite=CompositeCompare(
+            base=result.composite.base, head=result.composite.head, delta=result.composite.delta
+        ),
+        tasks=[
+            TaskCompare(
+                task_id=t.task_id,
+                base_n=t.base_n,
+                base_successes=t.base_successes,
+                head_n=t.head_n,
+                head_successes=t.head_successes,
+                change=t.change,
+            )
+            for t in result.tasks
+        ],
+        regressed=result.regressed,
+    )
+
+
+@router.get("/{agent_id}/diagnostics", response_model=Diagnostics, responses=NOT_FOUND)
+def diagnostics(
+    agent_id: str,
+    store: StoreDep,
+    where: FilterDep,
+    limit: Annotated[int, Query(ge=1, le=100, description="offenders per axis")] = 10,
+) -> Diagnostics:
+    """The weakest axis, and what costs each axis its points (the fitness cohort)."""
+    agent = find_agent(store, agent_id)
+    cohort = store.cohort(agent.id, where)
+    version_of = {run.record.id: run.version for run in cohort}
+    result = scoring.diagnose([run.record for run in cohort], limit)
+    axes: dict[str, AxisDiagnosis] = {}
+    for axis, found in result.axes.items():
+        offenders: list[RunOffender] | list[TaskOffender]
+        if axis == "robustness":
+            offenders = [
+                TaskOffender(
+                    task_id=o.task_id,
+                    runs=o.runs,
+                    successes=o.successes,
+                    pass_rate=o.pass_rate,
+                    run_ids=list(o.run_ids),
+                )
+                for o in found.offenders
+                if isinstance(o, scoring.TaskOffender)
+            ]
+        else:
+            offenders = [
+                RunOffender(
+                    run_id=o.run_id,
+                    task_id=o.task_id,
+                    version=version_of.get(o.run_id),
+                    value=o.value,
+                    ended_at=rfc3339(o.ended_at.timestamp()) if o.ended_at else None,
+                )
+                for o in found.offenders
+                if isinstance(o, scoring.RunOffender)
+            ]
+        axes[axis] = AxisDiagnosis(score=found.score, offenders=offenders)
+    return Diagnostics(agent_id=agent.id, weakest_axis=result.weakest_axis, axes=axes)
+
+
+def _name(version: str | None) -> str:
+    return NULL_VERSION if version is None else version
+
+
+def _version(store: ReadStore, agent_id: str, name: str) -> scoring.Version:
+    """One side: 422 when it has no terminal run (an unknown version included)."""
+    where = RunFilter(null_version=True) if name == NULL_VERSION else RunFilter(version=name)
+    cohort = store.radar_runs(agent_id, where)
+    if not cohort:
+        raise HTTPException(422, f"version {name!r} has no finished run")
+    _, composite = store.summary(agent_id, where)
+    return scoring.Version(cohort, composite, store.repeatability(agent_id, where))
+
+
+def _side(name: str, side: scoring.Side) -> CompareSide:
+    return CompareSide(
+        version=None if name == NULL_VERSION else name,
+        runs_counted=side.runs_counted,
+        composite_score=side.composite_score,
+        success_rate=side.success_rate,
+        pass_1=side.pass_1,
+        pass_3=side.pass_3,
+        pass_5=side.pass_5,
+        latency_p50_ms=side.latency_p50_ms,
+        cost_p50_usd=side.cost_p50_usd,
+        steps_p50=side.steps_p50,
+    )
