@@ -3,6 +3,11 @@
 A few agents, several tasks, repeated rounds, tool calls, LLM usage and some
 failures, exported over OTLP/HTTP exactly as an instrumented agent would.
 Span times are set explicitly, so the demo takes seconds, not minutes.
+
+support-bot runs in two versions: 1.5.0 adds a slow self-check to every LLM
+call and often gets refunds wrong, so `badge-collector compare support-bot`
+flags it and `badge-collector diagnose support-bot --version 1.5.0` points
+at the runs.
 """
 
 from __future__ import annotations
@@ -23,6 +28,12 @@ AGENTS = {
     "research-agent": (["summarise", "compare", "cite", "lookup"], 0.7, 6),
     "coder": (["fix-bug", "write-test", "refactor", "explain"], 0.55, 9),
 }
+# agent -> its versions, oldest first: (version, LLM latency factor, task that breaks)
+VERSIONS: dict[str, list[tuple[str, float, str | None]]] = {
+    "support-bot": [("1.4.0", 1.0, None), ("1.5.0", 3.0, "refund")],
+    "research-agent": [("2.1.0", 1.0, None)],
+    "coder": [("0.9.0", 1.0, None)],
+}
 
 
 def run_demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,18 +51,21 @@ def run_demo(args: argparse.Namespace, settings: Settings) -> int:
     base = time.time_ns() - 3600 * 10**9
     sent = 0
     for name, (tasks, skill, tool_budget) in AGENTS.items():
-        provider = TracerProvider(resource=Resource.create({"service.name": name}))
-        exporter = OTLPSpanExporter(
-            endpoint=f"{endpoint}/v1/traces", headers={"authorization": f"Bearer {key}"}
-        )
-        provider.add_span_processor(BatchSpanProcessor(exporter))
-        tracer = provider.get_tracer("badge.demo")
-        for _ in range(args.rounds):
-            for task in tasks:
-                base += rnd.randint(1, 5) * 10**9
-                _one_run(tracer, rnd, task, skill, tool_budget, base)
-                sent += 1
-        provider.shutdown()
+        for version, slower, breaks in VERSIONS[name]:
+            resource = Resource.create({"service.name": name, "service.version": version})
+            provider = TracerProvider(resource=resource)
+            exporter = OTLPSpanExporter(
+                endpoint=f"{endpoint}/v1/traces", headers={"authorization": f"Bearer {key}"}
+            )
+            provider.add_span_processor(BatchSpanProcessor(exporter))
+            tracer = provider.get_tracer("badge.demo")
+            for _ in range(args.rounds):
+                for task in tasks:
+                    base += rnd.randint(1, 5) * 10**9
+                    odds = 0.2 if task == breaks else skill
+                    _one_run(tracer, rnd, task, odds, tool_budget, base, slower)
+                    sent += 1
+            provider.shutdown()
     print(
         f"sent {sent} runs of {len(AGENTS)} agents to {endpoint}; "
         f"see `badge-collector agents` or {endpoint}/api/v1/agents"
@@ -60,7 +74,13 @@ def run_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _one_run(
-    tracer: Tracer, rnd: random.Random, task: str, skill: float, tools: int, start: int
+    tracer: Tracer,
+    rnd: random.Random,
+    task: str,
+    skill: float,
+    tools: int,
+    start: int,
+    slower: float = 1.0,
 ) -> None:
     from opentelemetry.trace import Status, StatusCode
 
@@ -83,7 +103,7 @@ def _one_run(
     )
     actx = trace.set_span_in_context(agent)
     for turn in range(steps + 1):
-        llm_ms = rnd.randint(200, 1500)
+        llm_ms = int(rnd.randint(200, 1500) * slower)
         chat = tracer.start_span(
             "chat gpt-4.1-mini",
             context=actx,

@@ -14,11 +14,14 @@ def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: 
     try:
         env = {"BADGE_DATABASE_URL": url, "BADGE_HTTP_PORT": str(server.http_port)}
         demo = cli("demo", "--rounds", "2", env=env)
-        assert "sent 24 runs of 3 agents" in demo.stdout
+        # support-bot runs in two versions: 16 runs, the others 8 each
+        assert "sent 32 runs of 3 agents" in demo.stdout
         deadline = time.monotonic() + 10
         while True:
             board = cli("agents", "--database-url", url).stdout
-            if board.count("    8  ") == 3 or time.monotonic() > deadline:
+            if (board.count("    8  "), board.count("   16  ")) == (2, 1):
+                break
+            if time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         for name in ("support-bot", "research-agent", "coder"):
@@ -32,6 +35,16 @@ def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: 
             "runs", "support-bot", "--limit", "3", "--url", f"http://127.0.0.1:{server.http_port}"
         ).stdout
         assert len(runs.strip().splitlines()) == 4  # header + 3 runs
+        # the demo's second support-bot version is slower: compare flags it, diagnose finds it
+        compared = cli(
+            "compare", "support-bot", "--fail-on-regression", "--database-url", url, check=False
+        )
+        assert compared.returncode == 1, compared.stdout + compared.stderr
+        assert "1.4.0" in compared.stdout and "1.5.0" in compared.stdout
+        latency = next(line for line in compared.stdout.splitlines() if line.startswith("latency"))
+        assert "regressed" in latency
+        diagnosis = cli("diagnose", "support-bot", "--version", "1.5.0", "--database-url", url)
+        assert "weakest axis: latency" in diagnosis.stdout
         missing = cli("score", "nobody", "--database-url", url, check=False)
         assert missing.returncode != 0 and "no agent named" in missing.stderr
     finally:
