@@ -171,6 +171,8 @@ class ReadStore(Protocol):
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> Repeatability: ...
 
+    def scores(self, agent_id: str, where: RunFilter) -> tuple[Composite | None, Repeatability]: ...
+
     def runs(
         self,
         *,

@@ -4,7 +4,9 @@
 
 Fills a fresh SQLite database's runs table directly (the read path does not
 care how runs got there), starts a real collector on it, and prints the
-median response time of /stats, /fitness and /reliability over HTTP.
+median response time of /stats, /fitness, /reliability and /diagnostics,
+of /stats and /fitness filtered to one version, and of /compare and
+/versions over the two versions, over HTTP.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 
@@ -97,16 +100,23 @@ def main() -> None:
         try:
             base = f"http://127.0.0.1:{server.http_port}/api/v1/agents/{ident}"
             with httpx.Client(timeout=60) as client:
-                print(f"{args.runs} runs stored for one agent; {args.requests} requests each")
-                for path in ("stats", "fitness", "reliability"):
-                    client.get(f"{base}/{path}").raise_for_status()  # warm up
+                print(
+                    f"{args.runs} runs stored for one agent, half of them version 1.0 and "
+                    f"half 2.0; {args.requests} requests each"
+                )
+                views = [(path, {}) for path in ("stats", "fitness", "reliability", "diagnostics")]
+                views += [(path, {"version": "2.0"}) for path in ("stats", "fitness")]
+                views += [("compare", {"base": "1.0", "head": "2.0"}), ("versions", {})]
+                for path, params in views:
+                    client.get(f"{base}/{path}", params=params).raise_for_status()  # warm up
                     times = []
                     for _ in range(args.requests):
                         started = time.perf_counter()
-                        client.get(f"{base}/{path}").raise_for_status()
+                        client.get(f"{base}/{path}", params=params).raise_for_status()
                         times.append(time.perf_counter() - started)
+                    label = f"/{path}" + ("?" + urlencode(params) if params else "")
                     print(
-                        f"  /{path:<12} median {statistics.median(times) * 1000:6.1f} ms  "
+                        f"  {label:<26} median {statistics.median(times) * 1000:6.1f} ms  "
                         f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:6.1f} ms"
                     )
         finally:

@@ -166,8 +166,8 @@ def _version(store: ReadStore, agent_id: str, name: str) -> scoring.Version:
     cohort = store.radar_runs(agent_id, where)
     if not cohort:
         raise HTTPException(422, f"version {name!r} has no finished run")
-    _, composite = store.summary(agent_id, where)
-    return scoring.Version(cohort, composite, store.repeatability(agent_id, where))
+    composite, repeatability = store.scores(agent_id, where)
+    return scoring.Version(cohort, composite, repeatability)
 
 
 def _side(name: str, side: scoring.Side) -> CompareSide:

@@ -249,6 +249,43 @@ class SqlReadStore:
         found.sort(key=lambda v: (v.version is None, -(v.first_run_at or 0.0), v.version or ""))
         return found
 
+    def scores(
+        self, agent_id: str, where: RunFilter
+    ) -> tuple[scoring.Composite | None, scoring.Repeatability]:
+        """The composite and pass^k of the runs a filter keeps, from ONE scan
+        (compare needs both per side; two scans of 50k runs each took ~60 ms)."""
+        query = (
+            select(
+                runs.c.status,
+                runs.c.cost_source,
+                runs.c.success,
+                runs.c.task_id,
+                func.count(),
+                func.sum(runs.c.latency_ms),
+                func.count(runs.c.latency_ms),
+                func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
+            )
+            .where(runs.c.agent_id == agent_id, *_conditions(where))
+            .group_by(runs.c.status, runs.c.cost_source, runs.c.success, runs.c.task_id)
+        )
+        totals: dict[tuple[str, str | None], list[Any]] = {}
+        per_task: dict[str, tuple[int, int]] = {}
+        with self._db.reader.connect() as conn:
+            for status, source, success, task, count, lat_sum, lat_n, cost_sum in conn.execute(
+                query
+            ):
+                sums = totals.setdefault((status, source), [0, 0, 0.0, 0, 0.0])
+                sums[0] += count
+                sums[1] += count if success is True else 0
+                sums[2] += lat_sum or 0.0
+                sums[3] += lat_n
+                sums[4] += cost_sum or 0.0
+                if status in TERMINAL and success is not None and task is not None:
+                    n, c = per_task.get(task, (0, 0))
+                    per_task[task] = (n + count, c + (count if success else 0))
+        composite = self._composite({key: tuple(v) for key, v in totals.items()})
+        return composite, scoring.pass_k_from_counts(per_task)
+
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
         query = (
             select(

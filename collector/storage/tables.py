@@ -171,5 +171,19 @@ runs = Table(
         "cost_usd",
     ),
     Index("ix_runs_check", "check_at"),
-    Index("ix_runs_agent_version", "agent_id", "version"),
+    # Per-version views (docs/loop.md): the same sums per version, covered,
+    # and each version's newest runs for its cohort.
+    Index(
+        "ix_runs_agent_version_totals",
+        "agent_id",
+        "version",
+        "status",
+        "cost_source",
+        "success",
+        "task_id",
+        "latency_ms",
+        "cost_usd",
+        "started_ns",
+    ),
+    Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
 )

@@ -115,6 +115,16 @@ def test_compare_finds_the_latency_regression_with_hand_computed_p_values(
         "t4": "same",
     }
     assert result["base"]["version"] == "1.0" and result["head"]["runs_counted"] == 10
+    for side, version in (("base", "1.0"), ("head", "2.0")):  # the same numbers as each view
+        stats = get(c, f"/agents/{ident}/stats", version=version)
+        repeat = get(c, f"/agents/{ident}/reliability", version=version)
+        assert result[side]["composite_score"] == stats["composite_score"] is not None
+        assert result[side]["success_rate"] == stats["success_rate"]
+        assert (result[side]["pass_1"], result[side]["pass_3"]) == (
+            repeat["pass_1"],
+            repeat["pass_3"],
+        )
+    assert result["head"]["success_rate"] == 0.8 and result["head"]["pass_1"] is None
     # without base and head: the two newest versions, head the newest
     assert get(c, f"/agents/{ident}/compare") == result
 
