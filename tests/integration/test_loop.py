@@ -23,15 +23,20 @@ T0 = 1_790_000_000_000_000_000
 
 
 def send_version(
-    c: Collector, version: str, latencies_ms: list[float], failing: set[int], first: int = T0
+    c: Collector,
+    version: str | None,
+    latencies_ms: list[float],
+    failing: set[int],
+    first: int = T0,
 ) -> None:
     """One run per latency through the SDK's OTLP/HTTP exporter: root > agent > tool."""
     exporter = OTLPSpanExporter(
         endpoint=f"{c.http_url}/v1/traces", headers={"authorization": f"Bearer {c.key}"}
     )
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": "loop-agent", "service.version": version})
-    )
+    resource = {"service.name": "loop-agent"}
+    if version is not None:
+        resource["service.version"] = version
+    provider = TracerProvider(resource=Resource.create(resource))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("tests")
     for i, latency in enumerate(latencies_ms):
@@ -199,3 +204,18 @@ def test_compare_needs_two_versions(tmp_path: Path) -> None:
         wait_for(lambda: c.query("SELECT count(*) FROM runs")[0][0] == 3)
         alone = cli("compare", "loop-agent", "--url", c.http_url, check=False)
         assert alone.returncode == 2 and "compare needs two" in alone.stderr
+
+
+def test_runs_without_a_version_compare_as_none(tmp_path: Path) -> None:
+    with running_collector(tmp_path) as c:
+        send_version(c, None, [300.0 + i for i in range(6)], failing=set())
+        send_version(c, "1.0", [300.0 + i for i in range(6)], failing=set(), first=T0 + 10**12)
+        c.settle()
+        wait_for(lambda: c.query("SELECT count(*) FROM runs WHERE status='completed'")[0][0] == 12)
+        [(ident,)] = c.query("SELECT id FROM agents WHERE name = 'loop-agent'")
+        listed = get(c, f"/agents/{ident}/versions")["items"]
+        assert [v["version"] for v in listed] == ["1.0", None]  # no version: last
+        result = get(c, f"/agents/{ident}/compare", base="none", head="1.0")
+        assert result["base"]["version"] is None and result["base"]["runs_counted"] == 6
+        assert result["axes"]["latency"]["verdict"] == "unchanged"
+        assert get(c, f"/agents/{ident}/compare") == result  # the two newest: 1.0 and none
