@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from api import schemas
+from api import loop_schemas, schemas
 from api.errors import ErrorDetail
 from tests.integration.harness import Collector, running_collector
 from tests.integration.test_api import completed_runs, run_trace
@@ -74,7 +74,10 @@ def value_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 def model_for(operation: dict[str, Any]) -> Any:
     content = operation["responses"]["200"].get("content", {})
     ref = content.get("application/json", {}).get("schema", {}).get("$ref")
-    return getattr(schemas, ref.rsplit("/", 1)[1]) if ref else None
+    if not ref:
+        return None
+    name = ref.rsplit("/", 1)[1]
+    return getattr(schemas, name, None) or getattr(loop_schemas, name)
 
 
 def test_every_get_operation_survives_generated_input(
