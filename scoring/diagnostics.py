@@ -49,36 +49,25 @@ def diagnose(runs: Iterable[RunRecord], limit: int = 10) -> Diagnosis:
     fitness = radar(cohort)
     scores = {axis: getattr(fitness, axis) for axis in policy.RADAR_AXES}
     offenders: dict[str, tuple[RunOffender, ...] | tuple[TaskOffender, ...]] = {
-        "correctness": _worst(
-            cohort, lambda r: r.success, lambda v: v is False, newest_first=True, limit=limit
-        ),
-        "latency": _worst(
-            cohort,
-            lambda r: r.latency_ms,
-            lambda v: v > policy.DIAGNOSE_LATENCY_MS,
-            newest_first=False,
-            limit=limit,
-        ),
-        "cost": _worst(
-            cohort,
-            lambda r: r.cost_usd,
-            lambda v: v > policy.DIAGNOSE_COST_USD,
-            newest_first=False,
-            limit=limit,
-        ),
-        "tool_efficiency": _worst(
-            cohort,
-            lambda r: r.steps,
-            lambda v: v > policy.DIAGNOSE_STEPS,
-            newest_first=False,
-            limit=limit,
-        ),
-        "robustness": _flaky_tasks(cohort, limit),
+        axis: _worst(cohort, value_of, offends, newest_first=newest_first, limit=limit)
+        for axis, (value_of, offends, newest_first) in _RUN_AXES.items()
     }
+    offenders["robustness"] = _flaky_tasks(cohort, limit)
     return Diagnosis(
         weakest_axis=_weakest(scores),
         axes={axis: AxisDiagnosis(scores[axis], offenders[axis]) for axis in policy.RADAR_AXES},
     )
+
+
+# axis -> (the run's figure, when it costs the axis points, newest first or worst first)
+_RUN_AXES: Mapping[
+    str, tuple[Callable[[RunRecord], bool | float | int | None], Callable[[Any], bool], bool]
+] = {
+    "correctness": (lambda r: r.success, lambda v: v is False, True),
+    "latency": (lambda r: r.latency_ms, lambda v: v > policy.DIAGNOSE_LATENCY_MS, False),
+    "cost": (lambda r: r.cost_usd, lambda v: v > policy.DIAGNOSE_COST_USD, False),
+    "tool_efficiency": (lambda r: r.steps, lambda v: v > policy.DIAGNOSE_STEPS, False),
+}
 
 
 def _weakest(scores: Mapping[str, float | None]) -> str | None:

@@ -7,6 +7,7 @@ from the scoring core over the store's runs, as the other views do.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
@@ -90,25 +91,11 @@ def compare(
         base=_side(base, result.base),
         head=_side(head, result.head),
         axes={
-            axis: AxisCompare(
-                base=c.base, head=c.head, delta=c.delta, verdict=c.verdict, p_value=c.p_value
-            )
-            for axis, c in result.axes.items()
+            axis: AxisCompare.model_validate(change, from_attributes=True)
+            for axis, change in result.axes.items()
         },
-        composite=CompositeCompare(
-            base=result.composite.base, head=result.composite.head, delta=result.composite.delta
-        ),
-        tasks=[
-            TaskCompare(
-                task_id=t.task_id,
-                base_n=t.base_n,
-                base_successes=t.base_successes,
-                head_n=t.head_n,
-                head_successes=t.head_successes,
-                change=t.change,
-            )
-            for t in result.tasks
-        ],
+        composite=CompositeCompare.model_validate(result.composite, from_attributes=True),
+        tasks=[TaskCompare.model_validate(t, from_attributes=True) for t in result.tasks],
         regressed=result.regressed,
     )
 
@@ -130,13 +117,7 @@ def diagnostics(
         offenders: list[RunOffender] | list[TaskOffender]
         if axis == "robustness":
             offenders = [
-                TaskOffender(
-                    task_id=o.task_id,
-                    runs=o.runs,
-                    successes=o.successes,
-                    pass_rate=o.pass_rate,
-                    run_ids=list(o.run_ids),
-                )
+                TaskOffender.model_validate(o, from_attributes=True)
                 for o in found.offenders
                 if isinstance(o, scoring.TaskOffender)
             ]
@@ -171,15 +152,5 @@ def _version(store: ReadStore, agent_id: str, name: str) -> scoring.Version:
 
 
 def _side(name: str, side: scoring.Side) -> CompareSide:
-    return CompareSide(
-        version=None if name == NULL_VERSION else name,
-        runs_counted=side.runs_counted,
-        composite_score=side.composite_score,
-        success_rate=side.success_rate,
-        pass_1=side.pass_1,
-        pass_3=side.pass_3,
-        pass_5=side.pass_5,
-        latency_p50_ms=side.latency_p50_ms,
-        cost_p50_usd=side.cost_p50_usd,
-        steps_p50=side.steps_p50,
-    )
+    version = None if name == NULL_VERSION else name
+    return CompareSide.model_validate({**asdict(side), "version": version})
