@@ -27,8 +27,8 @@ from collector.errors import BadRequest, PayloadTooLarge
 from collector.ingest.admission import ROW_OVERHEAD_BYTES
 from collector.runs.fresh import FreshRuns, preassemble
 from collector.runs.store import encode_facts
+from collector.storage.resources import resource_digest
 from collector.storage.rows import SpanRow, run_rows, span_row, span_rows
-from collector.storage.writes import resource_digest
 
 SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
 

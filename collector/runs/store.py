@@ -145,7 +145,7 @@ def store_fresh_runs(
     """Store runs assembled from one request, for traces with no stored span yet.
 
     Must run before that request's spans are inserted: a trace the database
-    already holds spans of is left to the assembler. Returns the stored traces.
+    already holds spans of is left to the recomputer. Returns the stored traces.
     """
     trace_ids = list(runs_by_trace)
     stored = span_counts(conn, owner, trace_ids)

@@ -26,12 +26,9 @@ one process, `try_advisory_lock`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-import psycopg
-import sqlalchemy.exc
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -62,7 +59,8 @@ def exact(rows: Iterable[tuple[Any, ...]]) -> Iterable[tuple[Any, ...]]:
     return map(tuple, rows)
 
 
-def _marker(conn: Connection) -> str:
+def marker(conn: Connection) -> str:
+    """The driver's placeholder for a bound value."""
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
@@ -80,7 +78,7 @@ def insert_ignore_rows(
     if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
         _insert_copied(conn, table, columns, rows, "ON CONFLICT DO NOTHING")
         return
-    marks = ", ".join([_marker(conn)] * len(columns))
+    marks = ", ".join([marker(conn)] * len(columns))
     sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
     cursor(conn).executemany(sql, exact(rows))
 
@@ -104,7 +102,7 @@ def upsert_rows(
         last = {tuple(row[i] for i in where): row for row in rows}
         _insert_copied(conn, table, columns, list(last.values()), conflict)
         return
-    marks = ", ".join([_marker(conn)] * len(columns))
+    marks = ", ".join([marker(conn)] * len(columns))
     sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks}) {conflict}"
     cursor(conn).executemany(sql, exact(rows))
 
@@ -229,7 +227,7 @@ def select_trace_spans(
     conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
 ) -> list[tuple[Any, ...]]:
     """SELECT span columns of these traces of one owner, as plain tuples."""
-    mark = _marker(conn)
+    mark = marker(conn)
     picked = ", ".join(f"s.{c}" for c in columns)
     sql = (
         f"SELECT {picked} FROM traces t JOIN spans s ON s.trace_ref = t.id "
@@ -250,7 +248,7 @@ def select_in(
     values: Sequence[Any],
 ) -> list[tuple[Any, ...]]:
     """SELECT columns WHERE equal... AND in_column IN (values), as plain tuples."""
-    mark = _marker(conn)
+    mark = marker(conn)
     where = [f"{name} = {mark}" for name in equal]
     where.append(f"{in_column} IN ({', '.join([mark] * len(values))})")
     sql = f"SELECT {', '.join(columns)} FROM {table.name} WHERE {' AND '.join(where)}"
@@ -258,62 +256,6 @@ def select_in(
     cur.execute(sql, (*equal.values(), *values))
     rows: list[tuple[Any, ...]] = cur.fetchall()
     return rows
-
-
-# The database, not the data: no connection, locked, out of disk, or (PostgreSQL)
-# a transaction rolled back by a deadlock or serialization failure (psycopg
-# files class 40 under OperationalError). The hot paths use raw DB-API
-# cursors, so the drivers' own classes are listed beside SQLAlchemy's.
-_UNAVAILABLE: Final = (
-    sqlite3.OperationalError,
-    sqlite3.InterfaceError,
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-    sqlalchemy.exc.OperationalError,
-    sqlalchemy.exc.InterfaceError,
-    sqlalchemy.exc.DisconnectionError,
-    sqlalchemy.exc.TimeoutError,
-)
-
-
-# Values the database or its driver cannot hold (out of range, bad text):
-# the data's fault, not the database's.
-_UNSTORABLE: Final = (
-    sqlite3.DataError,
-    psycopg.DataError,
-    sqlalchemy.exc.DataError,
-    OverflowError,  # sqlite3: "Python int too large to convert to SQLite INTEGER"
-    UnicodeError,
-    ValueError,
-    TypeError,
-)
-
-
-def is_unavailable(exc: BaseException) -> bool:
-    """Whether a failed write says the database is unusable right now (retry
-    later), rather than that something in the data could not be stored."""
-    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, _UNAVAILABLE)
-
-
-def is_unstorable(exc: BaseException) -> bool:
-    """Whether a failed write says a value in its data cannot be stored."""
-    if isinstance(exc, sqlalchemy.exc.StatementError) and exc.orig is not None:
-        return isinstance(exc.orig, _UNSTORABLE)
-    return isinstance(exc, _UNSTORABLE)
-
-
-def key_by_hash(conn: Connection, digest: str) -> tuple[Any, ...] | None:
-    """(owner, role, key_hash, revoked_at) of a key, on every export: the raw
-    cursor takes ~18 us where a SQLAlchemy Core select took ~70 (SQLite)."""
-    cur = cursor(conn)
-    cur.execute(
-        f"SELECT owner, role, key_hash, revoked_at FROM keys WHERE key_hash = {_marker(conn)}",
-        (digest,),
-    )
-    row: tuple[Any, ...] | None = cur.fetchone()
-    return row
 
 
 def is_postgresql(conn: Connection) -> bool:
@@ -374,50 +316,6 @@ def _for_traces(
         cursor(conn).executemany(sqlite, [(owner, trace_id, now) for owner, trace_id in ordered])
         return
     cursor(conn).execute(postgresql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
-
-
-# A stored resource's `seen_at` is rewritten at most this often: a rewrite
-# dirties a random page, and a process sends the same resource all day.
-RESOURCE_REFRESH_S: Final = 3600.0
-
-
-def register_resources(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Store (digest, encoded, seen_at) rows not stored yet; refresh a stored
-    one's `seen_at` when it is over RESOURCE_REFRESH_S old.
-
-    Sorted by digest: concurrent PostgreSQL writers take these rows' locks in
-    one order (ON CONFLICT DO UPDATE locks the row even when its WHERE is
-    false), so they never wait in a cycle, and retention skips locked rows.
-    """
-    if not rows:
-        return
-    unique = {row[0]: row for row in rows}
-    ordered = [unique[digest] for digest in sorted(unique)]
-    mark = _marker(conn)
-    cursor(conn).executemany(
-        f"INSERT INTO resources (digest, encoded, seen_at) VALUES ({mark}, {mark}, {mark}) "
-        "ON CONFLICT (digest) DO UPDATE SET seen_at = excluded.seen_at "
-        f"WHERE resources.seen_at < excluded.seen_at - {RESOURCE_REFRESH_S}",
-        ordered,
-    )
-
-
-def delete_unused_resources(conn: Connection, older_than: float) -> None:
-    """Retention of resources: a span received before `older_than` is deleted,
-    and every span using a resource arrived at most RESOURCE_REFRESH_S after
-    its `seen_at`; so one last seen before `older_than - RESOURCE_REFRESH_S`
-    has no span left."""
-    cutoff = {"t": older_than - RESOURCE_REFRESH_S}
-    if not is_postgresql(conn):
-        conn.execute(text("DELETE FROM resources WHERE seen_at < :t"), cutoff)
-        return
-    conn.execute(
-        text(
-            "DELETE FROM resources WHERE digest IN "
-            "(SELECT digest FROM resources WHERE seen_at < :t FOR UPDATE SKIP LOCKED)"
-        ),
-        cutoff,
-    )
 
 
 def delete_unused_traces(conn: Connection, older_than: float) -> None:

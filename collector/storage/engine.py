@@ -2,7 +2,7 @@
 
 SQLite: WAL, `synchronous=FULL` by default (docs/otlp.md), a busy timeout, and a
 separate *write* engine whose transactions start with BEGIN IMMEDIATE, so the
-span writer and the run assembler queue for the write lock instead of failing
+batch writer and the run recomputer queue for the write lock instead of failing
 a read-to-write upgrade. PostgreSQL uses one engine for both.
 """
 

@@ -9,7 +9,6 @@ loads every run of an agent into Python.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -32,21 +31,11 @@ from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
 from collector.storage.keys import KeyStore
 from collector.storage.tables import agents, resources, runs, spans, trace_spans, traces
+from collector.storage.totals import TOTALS, composite_of, conditions, counts_of
 from collector.storage.trace_spans import trace_spans as trace_records
 from scoring import policy
 
 TERMINAL = tuple(sorted(policy.TERMINAL_STATUSES))
-# Per (agent, status, cost source): the sums scoring needs (the covering index).
-_TOTALS = select(
-    runs.c.agent_id,
-    runs.c.status,
-    runs.c.cost_source,
-    func.count(),
-    func.sum(case((runs.c.success.is_(True), 1), else_=0)),
-    func.sum(runs.c.latency_ms),
-    func.count(runs.c.latency_ms),
-    func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
-)
 
 
 class SqlReadStore:
@@ -135,7 +124,7 @@ class SqlReadStore:
         self, agent_id: str, where: RunFilter = ALL_RUNS
     ) -> dict[tuple[str, str | None], tuple[Any, ...]]:
         """One covering-index scan: per (status, cost source) the sums scoring needs."""
-        query = _TOTALS.where(runs.c.agent_id == agent_id, *_conditions(where)).group_by(
+        query = TOTALS.where(runs.c.agent_id == agent_id, *conditions(where)).group_by(
             runs.c.agent_id, runs.c.status, runs.c.cost_source
         )
         with self._db.reader.connect() as conn:
@@ -143,56 +132,22 @@ class SqlReadStore:
 
     def composites(self) -> dict[str, scoring.Composite | None]:
         """Every agent's composite from one scan (the leaderboard's one query)."""
-        query = _TOTALS.group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source)
+        query = TOTALS.group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source)
         totals: dict[str, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
         with self._db.reader.connect() as conn:
             for r in conn.execute(query):
                 totals.setdefault(r.agent_id, {})[(r.status, r.cost_source)] = tuple(r[3:])
-        return {agent: self._composite(sums) for agent, sums in totals.items()}
+        return {agent: composite_of(sums) for agent, sums in totals.items()}
 
     def summary(
         self, agent_id: str, where: RunFilter = ALL_RUNS
     ) -> tuple[RunCounts, scoring.Composite | None]:
         """Counts and the composite from ONE scan of the covering index."""
         totals = self._totals(agent_id, where)
-        return self._counts(totals), self._composite(totals)
-
-    def _counts(self, totals: dict[tuple[str, str | None], tuple[Any, ...]]) -> RunCounts:
-
-        def count(status: str, index: int = 0) -> int:
-            return sum(int(v[index] or 0) for (s, _), v in totals.items() if s == status)
-
-        sources = {src for (s, src) in totals if s == "completed" and src is not None}
-        source = None
-        if sources:
-            source = sources.pop() if len(sources) == 1 else "mixed"
-        return RunCounts(
-            total=sum(int(v[0]) for v in totals.values()),
-            completed=count("completed"),
-            successful=count("completed", 1),
-            failed=count("failed"),
-            timeout=count("timeout"),
-            running=count("running"),
-            cost_source=source,
-        )
+        return counts_of(totals), composite_of(totals)
 
     def composite(self, agent_id: str) -> scoring.Composite | None:
-        return self._composite(self._totals(agent_id))
-
-    def _composite(
-        self, totals: dict[tuple[str, str | None], tuple[Any, ...]]
-    ) -> scoring.Composite | None:
-        completed = [v for (s, _), v in totals.items() if s == "completed"]
-        count = sum(int(v[0]) for v in completed)
-        if not count:
-            return None
-        return scoring.composite_from_aggregates(
-            completed_runs=count,
-            successful_runs=sum(int(v[1] or 0) for v in completed),
-            latency_sum_ms=math.fsum(float(v[2] or 0.0) for v in completed),
-            latency_count=sum(int(v[3]) for v in completed),
-            cost_sum_usd=math.fsum(float(v[4] or 0.0) for v in completed),
-        )
+        return composite_of(self._totals(agent_id))
 
     def radar_runs(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[scoring.RunRecord]:
         return [run.record for run in self.cohort(agent_id, where)]
@@ -201,7 +156,7 @@ class SqlReadStore:
         """The radar's cohort: the latest terminal runs (docs/scoring.md)."""
         query = (
             select(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL), *_conditions(where))
+            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL), *conditions(where))
             .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
             .limit(policy.RADAR_COHORT_SIZE)
         )
@@ -222,7 +177,7 @@ class SqlReadStore:
             .group_by(runs.c.version)
         )
         sums = (
-            _TOTALS.add_columns(runs.c.version)
+            TOTALS.add_columns(runs.c.version)
             .where(runs.c.agent_id == agent_id)
             .group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source, runs.c.version)
         )
@@ -234,16 +189,16 @@ class SqlReadStore:
         found = []
         for version, (total, first_ns, last_ns) in spans.items():
             sums_of = totals.get(version, {})
-            counts_of = self._counts(sums_of)
+            version_counts = counts_of(sums_of)
             found.append(
                 VersionInfo(
                     version=version,
                     total_runs=int(total),
-                    completed_runs=counts_of.completed,
-                    successful_runs=counts_of.successful,
+                    completed_runs=version_counts.completed,
+                    successful_runs=version_counts.successful,
                     first_run_at=first_ns / 1e9 if first_ns is not None else None,
                     last_run_at=last_ns / 1e9 if last_ns is not None else None,
-                    composite=self._composite(sums_of),
+                    composite=composite_of(sums_of),
                 )
             )
         found.sort(key=lambda v: (v.version is None, -(v.first_run_at or 0.0), v.version or ""))
@@ -265,7 +220,7 @@ class SqlReadStore:
                 func.count(runs.c.latency_ms),
                 func.sum(func.coalesce(runs.c.cost_usd, 0.0)),
             )
-            .where(runs.c.agent_id == agent_id, *_conditions(where))
+            .where(runs.c.agent_id == agent_id, *conditions(where))
             .group_by(runs.c.status, runs.c.cost_source, runs.c.success, runs.c.task_id)
         )
         totals: dict[tuple[str, str | None], list[Any]] = {}
@@ -283,7 +238,7 @@ class SqlReadStore:
                 if status in TERMINAL and success is not None and task is not None:
                     n, c = per_task.get(task, (0, 0))
                     per_task[task] = (n + count, c + (count if success else 0))
-        composite = self._composite({key: tuple(v) for key, v in totals.items()})
+        composite = composite_of({key: tuple(v) for key, v in totals.items()})
         return composite, scoring.pass_k_from_counts(per_task)
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
@@ -298,7 +253,7 @@ class SqlReadStore:
                 runs.c.status.in_(TERMINAL),
                 runs.c.success.is_not(None),
                 runs.c.task_id.is_not(None),
-                *_conditions(where),
+                *conditions(where),
             )
             .group_by(runs.c.task_id)
         )
@@ -360,20 +315,6 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
-
-
-def _conditions(where: RunFilter) -> list[Any]:
-    """The filter as SQL conditions (nothing for every run)."""
-    found: list[Any] = []
-    if where.null_version:
-        found.append(runs.c.version.is_(None))
-    elif where.version is not None:
-        found.append(runs.c.version == where.version)
-    if where.since is not None:
-        found.append(runs.c.terminal_at >= where.since)
-    if where.until is not None:
-        found.append(runs.c.terminal_at < where.until)
-    return found
 
 
 def _record(r: Any) -> scoring.RunRecord:

@@ -27,7 +27,7 @@ class SweeperLease:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._conn: Connection | None = None
-        self._lock = threading.Lock()  # the assembler thread and callers share one session
+        self._lock = threading.Lock()  # the recompute thread and callers share one session
 
     def held(self) -> bool:
         """True when this process should sweep now (taking the lease if free)."""

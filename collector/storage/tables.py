@@ -99,7 +99,7 @@ spans = Table(
 # multiplied one request's bytes by its span count. Keyed by the first 16
 # bytes of the SHA-256 of its encoded bytes (resource_digest()); `seen_at` is
 # refreshed at most hourly, and retention drops a resource an hour after the
-# newest span that could use it (storage/dialect.register_resources).
+# newest span that could use it (storage/resources.register_resources).
 resources = Table(
     "resources",
     metadata,

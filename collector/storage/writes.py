@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import (
-    delete_unused_resources,
-    delete_unused_traces,
-    insert_ignore_rows,
-    insert_spans,
-    register_resources,
-)
+from collector.storage.dialect import delete_unused_traces, insert_ignore_rows, insert_spans
+from collector.storage.resources import delete_unused_resources, register_resources
 from collector.storage.rows import AGENT_COLUMNS, SPAN_COLUMNS, AgentRow, ResourceRow, SpanRow
 from collector.storage.tables import agents, pending_traces, spans, traces
-
-
-def resource_digest(encoded: bytes) -> bytes:
-    """The key of a resource in `resources`: 16 bytes of SHA-256 of its bytes.
-
-    Migration 0004 computes the same in SQL (PostgreSQL's sha256()).
-    """
-    return hashlib.sha256(encoded).digest()[:16]
 
 
 def write_batch(

@@ -27,8 +27,9 @@ from sqlalchemy.engine import Connection
 
 from collector.errors import BadRequest, Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import is_unavailable, is_unstorable, register_traces
+from collector.storage.dialect import register_traces
 from collector.storage.engine import Database
+from collector.storage.failures import is_unavailable, is_unstorable
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.writes import write_batch
 

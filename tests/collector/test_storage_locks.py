@@ -112,7 +112,7 @@ def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: 
 
 
 def test_the_lease_is_shared_by_every_thread_of_its_process(postgres: PostgresCluster) -> None:
-    """The assembler thread sweeps, and so may a caller: both hold the one lease."""
+    """The recompute thread sweeps, and so may a caller: both hold the one lease."""
     db = migrated(postgres.create_database())
     lease = SweeperLease(db)
     answers: list[bool] = []

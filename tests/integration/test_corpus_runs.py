@@ -66,7 +66,7 @@ def test_a_trace_sent_in_one_request_has_its_run_when_the_export_is_answered(
 
     with running_collector(
         tmp_path, assembly_delay_s=60, database_url=database_url
-    ) as c:  # assembler kept idle
+    ) as c:  # recomputer kept idle
         body = simple_trace(tools=2)
         assert c.post(body.SerializeToString()).status_code == 200
         assert c.query("SELECT status, steps, llm_calls FROM runs") == [("completed", 2, 1)]

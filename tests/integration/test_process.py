@@ -95,7 +95,7 @@ def run_rows(database_url: str) -> list[tuple[str, int]]:
 
 def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_url: str) -> None:
     """Traces sent over several requests, all acknowledged, then kill -9 before
-    the assembler ran (a long debounce holds it): the restarted collector
+    the recomputer ran (a long debounce holds it): the restarted collector
     finds them and stores their complete runs within seconds."""
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url, "--assembly-delay", "600")
