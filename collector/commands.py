@@ -91,7 +91,7 @@ class Reader:
         if self._app is None:
             import time
 
-            from api import create_api
+            from api.app import create_api
             from collector.assembly.runs import Timers
             from collector.storage.agents import AgentDirectory
             from collector.storage.engine import open_database

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from api import create_api
+from api.app import create_api
 
 
 class _Unused:

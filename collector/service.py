@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import uvicorn
 
 import proto
-from api import create_api
+from api.app import create_api
 from collector.assembly.runs import Timers
-from collector.ingest import Ingest
 from collector.ingest.admission import InflightBudget
 from collector.ingest.decoding import Decoder, default_workers, tune_gc
+from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
 from collector.receivers.http_door import HttpDoor

@@ -1,7 +1,8 @@
 """The one ingest path both doors share: authenticate -> admit -> decode ->
 validate -> queue for the writer (`path.Ingest`), with the decoder processes
-(`decoding`) and the in-flight bound (`admission`)."""
+(`decoding`) and the in-flight bound (`admission`).
 
-from collector.ingest.path import LOCAL_OWNER, Accepted, Ingest
-
-__all__ = ["LOCAL_OWNER", "Accepted", "Ingest"]
+Nothing is imported here: a decoder process loads `decoding` alone, and
+importing `path` would bring the web framework into every decoder (~18 MB
+each, measured with bench/overload.py).
+"""

@@ -24,11 +24,6 @@ from types import TracebackType
 from collector.errors import Overloaded
 from collector.metrics import Metrics
 
-# Memory a decoded span takes beyond its encoded bytes and facts (the row
-# tuple, its strings, the pre-assembled run): 732 B per span measured with
-# tracemalloc over decode_job on bench/payloads.py requests; rounded up.
-ROW_OVERHEAD_BYTES = 1024
-
 
 class InflightBudget:
     """Bytes admitted and not yet answered, against one limit."""

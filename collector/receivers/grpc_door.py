@@ -18,7 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 import proto.responses
 from collector.errors import IngestError, Overloaded, answer_for
-from collector.ingest import Ingest
+from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from collector.errors import (
     UnsupportedMedia,
     answer_for,
 )
-from collector.ingest import Ingest
 from collector.ingest.admission import Reservation
+from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 
 log = logging.getLogger(__name__)

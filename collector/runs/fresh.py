@@ -1,30 +1,28 @@
-"""Runs stored with their spans: the single-request fast path, and the runs
-package's part of every span commit (`writer.CommitHook`).
+"""Runs stored with their spans: the runs package's part of every span commit
+(`writer.CommitHook`).
 
 Most traces arrive whole in one request. Their runs are assembled in the
-decoder process from that request's spans (`preassemble`) and stored in the
-same transaction as the spans, if the database holds no span of the trace
+decoder process from that request's spans (`preassemble`) and stored here, in
+the same transaction as the spans, if the database holds no span of the trace
 yet; every other touched trace is marked pending and recomputed by
 `recompute.RunRecomputer` after the commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy.engine import Connection
 
-from collector.assembly.facts import SpanFacts
-from collector.assembly.runs import Timers, assemble_trace
 from collector.metrics import Metrics
+from collector.runs.preassemble import FreshRuns
 from collector.runs.recompute import RunRecomputer
-from collector.runs.store import count_finalised, run_row, store_fresh_runs, terminal_at
+from collector.runs.store import count_finalised, store_fresh_runs
 from collector.storage.dialect import mark_pending
-from collector.storage.rows import RunRow, SpanRow
+from collector.storage.rows import SpanRow
 
 TraceKey = tuple[str, str]
-FreshRuns = dict[str, list[RunRow]]  # trace id -> runs assembled from one request
 
 
 class Batch(Protocol):
@@ -35,17 +33,6 @@ class Batch(Protocol):
     span_rows: list[SpanRow]
     traces: set[TraceKey]
     attached: Any  # FreshRuns, or None
-
-
-def preassemble(
-    owner: str, by_trace: Mapping[str, Sequence[SpanFacts]], now: float, timers: Timers
-) -> FreshRuns:
-    """Each trace's runs from this request's spans alone (decoder side)."""
-    fresh: FreshRuns = {}
-    for trace_id, members in by_trace.items():
-        runs = assemble_trace(trace_id, list(members), now, timers)
-        fresh[trace_id] = [run_row(owner, run, terminal_at(run, None, now), now) for run in runs]
-    return fresh
 
 
 class _Committed(NamedTuple):

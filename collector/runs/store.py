@@ -1,13 +1,12 @@
 """Run storage: span facts of touched traces in, their runs out, written once.
 
-Owns the `terminal_at` rule, the run row, the single-request runs stored with
-their spans, the pending marks (traces whose runs are not recomputed yet) and
-the runs-finalised metric, each in one place.
+Stores runs (with the `terminal_at` rule and the row of `run_rows`), the
+single-request runs stored with their spans, the pending marks (traces whose
+runs are not recomputed yet) and the runs-finalised metric, each in one place.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -17,29 +16,16 @@ from sqlalchemy.engine import Connection
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
+from collector.runs.run_rows import run_row, terminal_at
 from collector.storage.dialect import in_chunks, select_in, select_trace_spans, upsert_rows
-from collector.storage.rows import RUN_COLUMNS, RunRow, run_row_of
+from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.tables import pending_traces, runs, trace_spans, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
-
-TERMINAL = frozenset({"completed", "failed", "timeout"})
-
-# The `facts` column: compact JSON, written at ingest, read by to_span_facts.
-# A bound encoder: json.dumps(..., separators=...) builds a new one per call.
-encode_facts = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _run_id(row: RunRow) -> str:
     """Run rows are written in id order: concurrent writers wait, never cycle."""
     return row.id
-
-
-def terminal_at(run: Run, before: float | None, now: float) -> float | None:
-    """The collector clock when a run first became terminal (docs/runs.md
-    "Delivery"): kept through recomputation, None while it is running."""
-    if run.status not in TERMINAL:
-        return None
-    return now if before is None else before
 
 
 def count_finalised(metrics: Metrics, statuses: Iterable[str]) -> None:
@@ -89,54 +75,6 @@ def replace_trace_runs(
     rows.sort(key=_run_id)
     upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
     return finalised
-
-
-def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
-    """A run as its `runs` row (built once per run at ingest);
-    tests/collector/test_run_rows.py checks every value's column."""
-    tool_calls = [
-        {
-            "name": t.name,
-            "span_id": t.span_id,
-            "start_ns": t.start_ns,
-            "end_ns": t.end_ns,
-            "status_code": t.status_code,
-        }
-        for t in run.tool_calls
-    ]
-    return run_row_of(
-        (
-            run.id,
-            owner,
-            run.agent_id,
-            run.trace_id,
-            run.run_key,
-            run.root_span_id,
-            run.task_id,
-            run.version,
-            run.status,
-            run.success,
-            run.success_source,
-            run.start_ns,
-            run.end_ns,
-            run.latency_ms,
-            run.steps,
-            run.tool_errors,
-            run.llm_calls,
-            run.input_tokens,
-            run.output_tokens,
-            run.cost_usd,
-            run.cost_source,
-            run.error_class,
-            run.span_count,
-            run.has_agent_span,
-            run.last_received_at,
-            run.check_at,
-            terminal,
-            json.dumps(tool_calls),
-            now,
-        )
-    )
 
 
 def store_fresh_runs(

@@ -5,7 +5,6 @@ Span rows point at their resource by `resource_digest` (tables.resources).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -13,15 +12,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from collector.storage.dialect import cursor, is_postgresql, marker
-
-
-def resource_digest(encoded: bytes) -> bytes:
-    """The key of a resource in `resources`: 16 bytes of SHA-256 of its bytes.
-
-    Migration 0004 computes the same in SQL (PostgreSQL's sha256()).
-    """
-    return hashlib.sha256(encoded).digest()[:16]
-
 
 # A stored resource's `seen_at` is rewritten at most this often: a rewrite
 # dirties a random page, and a process sends the same resource all day.

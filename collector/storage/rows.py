@@ -14,6 +14,7 @@ process boundary (collector.ingest.decoding.DecodedRows).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
@@ -94,6 +95,14 @@ class ResourceRow(NamedTuple):
     digest: bytes
     encoded: bytes
     seen_at: float
+
+
+def resource_digest(encoded: bytes) -> bytes:
+    """The key of a resource in `resources`: 16 bytes of SHA-256 of its bytes.
+
+    Migration 0004 computes the same in SQL (PostgreSQL's sha256()).
+    """
+    return hashlib.sha256(encoded).digest()[:16]
 
 
 SPAN_COLUMNS = SpanRow._fields

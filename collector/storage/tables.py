@@ -97,7 +97,7 @@ spans = Table(
 # Each distinct resource once, by content (docs/otlp.md "Limits"): a resource is
 # the same for every span of a process, and copied into each span row it
 # multiplied one request's bytes by its span count. Keyed by the first 16
-# bytes of the SHA-256 of its encoded bytes (resource_digest()); `seen_at` is
+# bytes of the SHA-256 of its encoded bytes (rows.resource_digest); `seen_at` is
 # refreshed at most hourly, and retention drops a resource an hour after the
 # newest span that could use it (storage/resources.register_resources).
 resources = Table(

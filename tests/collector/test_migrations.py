@@ -14,8 +14,7 @@ from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema, current_revision, head_revision, upgrade
-from collector.storage.resources import resource_digest
-from collector.storage.rows import SPAN_COLUMNS
+from collector.storage.rows import SPAN_COLUMNS, resource_digest
 from collector.storage.tables import metadata
 from collector.storage.writes import write_batch
 from tests.collector.span_rows import span_row

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from collector.runs.store import run_row
+from collector.runs.run_rows import run_row
 from collector.storage.rows import RUN_COLUMNS
 from tests.collector.trees import Tree, genai_agent
 

@@ -26,7 +26,7 @@ depends_on = None
 
 
 def _digest(encoded: bytes) -> bytes:
-    """The same digest as collector.storage.resources.resource_digest (a
+    """The same digest as collector.storage.rows.resource_digest (a
     migration must not import code that later changes)."""
     return hashlib.sha256(encoded).digest()[:16]
 
