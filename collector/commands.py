@@ -237,6 +237,7 @@ def print_comparison(body: dict[str, Any]) -> None:
 def print_diagnosis(body: dict[str, Any], server: str) -> None:
     weakest = body["weakest_axis"]
     print(f"weakest axis: {weakest or '(none: every axis is full or has no evidence)'}")
+    trace = 'curl -H "authorization: Bearer $KEY" ' + f"{server.rstrip('/')}/api/v1/runs/{{}}/trace"
     for axis, found in body["axes"].items():
         if not found["offenders"]:
             continue
@@ -248,15 +249,12 @@ def print_diagnosis(body: dict[str, Any], server: str) -> None:
                     f"  run {o['run_id']}  task {o['task_id'] or '-'}  version "
                     f"{o['version'] or '-'}  value {o['value']}"
                 )
+                print(f"    trace: {trace.format(o['run_id'])}")
             else:
                 print(
                     f"  task {o['task_id']}: {o['successes']}/{o['runs']} passed, runs "
                     f"{', '.join(o['run_ids'][:3])}"
                 )
-    print(
-        'open a run\'s trace (owner key): curl -H "authorization: Bearer $KEY" '
-        f"{server.rstrip('/')}/api/v1/runs/RUN_ID/trace"
-    )
 
 
 def _num(value: Any, digits: int = 2) -> str:

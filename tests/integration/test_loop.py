@@ -171,7 +171,7 @@ def test_since_and_until_keep_runs_by_when_they_ended(loop: tuple[Collector, str
 
 
 def test_compare_on_the_command_line_gates_a_release(loop: tuple[Collector, str]) -> None:
-    c, _ = loop
+    c, ident = loop
     url = ["--url", c.http_url]
     regressed = cli("compare", "loop-agent", "--fail-on-regression", *url, check=False)
     assert regressed.returncode == 1, regressed.stderr
@@ -195,6 +195,9 @@ def test_compare_on_the_command_line_gates_a_release(loop: tuple[Collector, str]
     assert direct.returncode == 0 and direct.stdout == regressed.stdout
     diagnosis = cli("diagnose", "loop-agent", "--version", "2.0", *url)
     assert "weakest axis: latency" in diagnosis.stdout
+    slowest = get(c, f"/agents/{ident}/diagnostics", version="2.0")["axes"]["latency"]
+    run_id = slowest["offenders"][0]["run_id"]
+    assert f"{c.http_url}/api/v1/runs/{run_id}/trace" in diagnosis.stdout  # how to open it
 
 
 def test_compare_needs_two_versions(tmp_path: Path) -> None:
