@@ -13,8 +13,8 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
-from api.ports import KeyStore, ReadStore
-from api.routes import agents, loop, runs
+from api.ports import KeyStore, ReadStore, WeightStore
+from api.routes import agents, loop, me, runs
 
 
 class RefuseNul:
@@ -40,6 +40,7 @@ class RefuseNul:
 def create_api(
     reads: ReadStore,
     keys: KeyStore,
+    weights: WeightStore,
     *,
     metrics: Callable[[], bytes],
     insecure: bool = False,
@@ -58,10 +59,12 @@ def create_api(
     )
     app.state.reads = reads
     app.state.keys = keys
+    app.state.weights = weights
     app.state.insecure = insecure
     app.router.routes[:0] = routes
     app.include_router(agents.router)
     app.include_router(loop.router)
+    app.include_router(me.router)
     app.include_router(runs.router)
 
     app.add_middleware(RefuseNul)

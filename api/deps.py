@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
-from api.ports import KeyStore, ReadStore, RunFilter
+from api.ports import KeyStore, ReadStore, RunFilter, WeightStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,25 @@ class Caller:
         if self.owner != owner:
             raise HTTPException(403, "this key belongs to another owner")
 
+    def personal(self) -> str | None:
+        """The owner whose personal settings apply: the key's; `local` when
+        --insecure lets keyless callers in (as keyless ingest); else None."""
+        if self.owner is not None:
+            return self.owner
+        return INSECURE_OWNER if self.open else None
+
+    def me(self) -> str:
+        """The same, required: 401 without a key."""
+        owner = self.personal()
+        if owner is None:
+            raise HTTPException(
+                401, "an ingest key is required", headers={"WWW-Authenticate": "Bearer"}
+            )
+        return owner
+
+
+INSECURE_OWNER = "local"  # the owner of keyless ingest under --insecure, too
+
 
 def key_from_headers(headers: Mapping[str, str]) -> str | None:
     """`authorization: Bearer KEY` or `x-api-key: KEY` (lower-case header names).
@@ -51,6 +70,11 @@ def get_store(request: Request) -> ReadStore:
     return store
 
 
+def get_weights(request: Request) -> WeightStore:
+    weights: WeightStore = request.app.state.weights
+    return weights
+
+
 def get_caller(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
@@ -64,6 +88,7 @@ def get_caller(
 
 
 StoreDep = Annotated[ReadStore, Depends(get_store)]
+WeightsDep = Annotated[WeightStore, Depends(get_weights)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 PageSize = Annotated[int, Query(ge=1, le=500, description="items per page")]
 Cursor = Annotated[

@@ -98,6 +98,7 @@ class Reader:
             from collector.storage.keys import KeyStore
             from collector.storage.migrate import create_schema
             from collector.storage.reads import SqlReadStore
+            from collector.storage.weights import SqlWeightStore
 
             s = self._settings
             db = open_database(s.database_url, synchronous=s.sqlite_synchronous)
@@ -109,7 +110,9 @@ class Reader:
                 Timers(s.orphan_grace_s, s.run_timeout_s),
                 time.time,
             )
-            self._app = create_api(store, store, metrics=lambda: b"", insecure=True)
+            self._app = create_api(
+                store, store, SqlWeightStore(db), metrics=lambda: b"", insecure=True
+            )
         return self._app
 
     def agent_id(self, name_or_id: str) -> str:

@@ -34,6 +34,7 @@ from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
+from collector.storage.weights import SqlWeightStore
 from collector.writer import BatchWriter
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class Service:
         app = create_api(
             self.reads,
             self.reads,
+            SqlWeightStore(self.db),
             metrics=self.metrics.render,
             insecure=s.insecure,
             routes=[self.http.route()],

@@ -15,7 +15,7 @@ from scoring.compare import (
 )
 from scoring.composite import composite, composite_from_aggregates
 from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
-from scoring.radar import radar, radar_cohort
+from scoring.radar import default_weights, radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
 from scoring.weights import parse_weights, validate_weights
@@ -28,6 +28,7 @@ __all__ = [
     "TaskOffender",
     "Version",
     "compare_versions",
+    "default_weights",
     "diagnose",
     "Comparison",
     "Composite",

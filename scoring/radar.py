@@ -24,7 +24,7 @@ def radar_cohort(runs: Iterable[RunRecord]) -> list[RunRecord]:
 
 def radar(runs: Iterable[RunRecord], weights: Mapping[str, float] | None = None) -> Radar:
     """Five axes in [0, 100] or None, and their weighted mean."""
-    wanted = validate_weights(weights) if weights is not None else _default_weights()
+    wanted = validate_weights(weights) if weights is not None else default_weights()
     cohort = sorted(radar_cohort(runs), key=lambda r: r.id)
     known = [r.success for r in cohort if r.success is not None]
     latencies = [r.latency_ms for r in cohort if r.latency_ms is not None]
@@ -56,7 +56,8 @@ def radar(runs: Iterable[RunRecord], weights: Mapping[str, float] | None = None)
     )
 
 
-def _default_weights() -> dict[str, float]:
+def default_weights() -> dict[str, float]:
+    """Every axis at the default weight (docs/scoring.md "The fitness radar")."""
     return dict.fromkeys(policy.RADAR_AXES, policy.RADAR_DEFAULT_WEIGHT)
 
 

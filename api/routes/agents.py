@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Response
 
 import scoring
-from api.deps import CallerDep, Cursor, FilterDep, PageSize, StoreDep
+from api.deps import CallerDep, Cursor, FilterDep, PageSize, StoreDep, WeightsDep
 from api.errors import error
 from api.ports import AgentInfo, ReadStore
 from api.render import encode_cursor, page_offset, rfc3339
@@ -145,6 +145,8 @@ def fitness(
     agent_id: str,
     store: StoreDep,
     where: FilterDep,
+    caller: CallerDep,
+    saved: WeightsDep,
     weights: Annotated[
         str | None,
         Query(
@@ -157,12 +159,18 @@ def fitness(
         ),
     ] = None,
 ) -> Fitness:
-    """The five-axis radar over the latest 100 terminal runs (docs/scoring.md)."""
+    """The five-axis radar over the latest 100 terminal runs (docs/scoring.md).
+
+    Without `weights`, the caller's saved weights apply (PUT /me/radar-weights).
+    """
     agent = find_agent(store, agent_id)
     try:
         parsed = scoring.parse_weights(weights) if weights is not None else None
     except ValueError as exc:
         raise HTTPException(422, f"bad weights: {exc}") from None
+    owner = caller.personal()
+    if parsed is None and owner is not None:
+        parsed = saved.radar_weights(owner)
     radar = scoring.radar(store.radar_runs(agent.id, where), parsed)
     canonical = store.composite(agent.id)  # the headline: never filtered
     return Fitness(

@@ -47,6 +47,15 @@ agents = Table(
     UniqueConstraint("owner", "name", name="uq_agents_owner_name"),
 )
 
+# Each owner's radar weights for /fitness (JSON: axis -> weight).
+radar_weights = Table(
+    "radar_weights",
+    metadata,
+    Column("owner", String(200), primary_key=True),
+    Column("weights", Text, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
 # One row per (owner, trace): its number, given in order of first sight.
 # Spans are keyed by that number, so the span index grows at its right edge;
 # keyed by the random trace id itself, every span dirtied a random index page
