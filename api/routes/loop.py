@@ -77,12 +77,12 @@ def compare(
     agent = find_agent(store, agent_id)
     if base is None or head is None:
         newest = [_name(v.version) for v in store.versions(agent.id)]
-        if head is None and base is None and len(newest) < 2:
-            raise HTTPException(422, "the agent has fewer than two versions to compare")
-        head = head if head is not None else newest[0]
-        base = base if base is not None else next((v for v in newest if v != head), None)
+        if head is None:
+            head = next((v for v in newest if v != base), None)
         if base is None:
-            raise HTTPException(422, "the agent has no other version to compare with")
+            base = next((v for v in newest if v != head), None)
+        if base is None or head is None:
+            raise HTTPException(422, "the agent has fewer than two versions to compare")
     result = scoring.compare_versions(
         _version(store, agent.id, base), _version(store, agent.id, head)
     )

@@ -34,10 +34,6 @@ class InflightBudget:
         self._lock = threading.Lock()
         self._metrics = metrics
 
-    @property
-    def used(self) -> int:
-        return self._used
-
     def reserve(self) -> Reservation:
         """An empty reservation; grow it as the request's size becomes known."""
         return Reservation(self)

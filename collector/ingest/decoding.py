@@ -195,10 +195,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         )
     result.memory_bytes = ROW_OVERHEAD_BYTES * len(rows) + size
     result.runs = preassemble(
-        owner,
-        {trace: list(members.values()) for trace, members in by_trace.items()},
-        now,
-        job.timers,
+        owner, {trace: members.values() for trace, members in by_trace.items()}, now, job.timers
     )
     return result
 

@@ -15,14 +15,14 @@ from collections.abc import Iterable
 
 from collector.assembly.facts import SpanFacts
 from collector.storage.rows import SpanRow
-from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
+from collector.storage.trace_spans import fact_values, to_span_facts
 
 TraceKey = tuple[str, str]
 
 
 def facts_from_row(row: SpanRow) -> SpanFacts:
     """A committed span row -> SpanFacts, via the one converter."""
-    return to_span_facts([getattr(row, name) for name in FACT_COLUMNS[1:]])
+    return to_span_facts(fact_values(row))
 
 
 class TraceCache:

@@ -7,7 +7,7 @@ purpose, no database stack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
@@ -18,7 +18,7 @@ FreshRuns = dict[str, list[RunRow]]  # trace id -> runs assembled from one reque
 
 
 def preassemble(
-    owner: str, by_trace: Mapping[str, Sequence[SpanFacts]], now: float, timers: Timers
+    owner: str, by_trace: Mapping[str, Iterable[SpanFacts]], now: float, timers: Timers
 ) -> FreshRuns:
     """Each trace's runs from this request's spans alone (decoder side)."""
     fresh: FreshRuns = {}

@@ -166,38 +166,32 @@ class SqlReadStore:
 
     def versions(self, agent_id: str) -> list[VersionInfo]:
         """Every version of the agent (null included): newest first by first run."""
-        counts = (
-            select(
-                runs.c.version,
-                func.count(),
-                func.min(runs.c.started_ns),
-                func.max(runs.c.started_ns),
-            )
-            .where(runs.c.agent_id == agent_id)
-            .group_by(runs.c.version)
-        )
         sums = (
-            TOTALS.add_columns(runs.c.version)
+            TOTALS.add_columns(
+                runs.c.version, func.min(runs.c.started_ns), func.max(runs.c.started_ns)
+            )
             .where(runs.c.agent_id == agent_id)
             .group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source, runs.c.version)
         )
         totals: dict[str | None, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
-        with self._db.reader.connect() as conn:
-            spans = {r[0]: r[1:] for r in conn.execute(counts)}
+        spans: dict[str | None, tuple[int, int]] = {}  # version -> first, last start
+        with self._db.reader.connect() as conn:  # one scan of the covering index
             for r in conn.execute(sums):
                 totals.setdefault(r.version, {})[(r.status, r.cost_source)] = tuple(r[3:8])
+                first, last = spans.get(r.version, (r[9], r[10]))
+                spans[r.version] = (min(first, r[9]), max(last, r[10]))
         found = []
-        for version, (total, first_ns, last_ns) in spans.items():
-            sums_of = totals.get(version, {})
+        for version, (first_ns, last_ns) in spans.items():
+            sums_of = totals[version]
             version_counts = counts_of(sums_of)
             found.append(
                 VersionInfo(
                     version=version,
-                    total_runs=int(total),
+                    total_runs=version_counts.total,
                     completed_runs=version_counts.completed,
                     successful_runs=version_counts.successful,
-                    first_run_at=first_ns / 1e9 if first_ns is not None else None,
-                    last_run_at=last_ns / 1e9 if last_ns is not None else None,
+                    first_run_at=first_ns / 1e9,
+                    last_run_at=last_ns / 1e9,
                     composite=composite_of(sums_of),
                 )
             )

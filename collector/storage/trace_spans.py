@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from api.ports import SpanVerdict, TraceSpan, TraceView
@@ -36,6 +37,10 @@ FACT_COLUMNS = (
 )
 
 
+# A stored or committed span row's FACT_COLUMNS after trace_id, in one C call.
+fact_values = attrgetter(*FACT_COLUMNS[1:])
+
+
 def to_span_facts(values: Sequence[Any]) -> SpanFacts:
     """Stored columns (FACT_COLUMNS after trace_id, in order) -> SpanFacts."""
     span_id, parent, agent, name, start, end, code, flags, got, grader, role, rule, facts = values
@@ -61,7 +66,7 @@ def trace_spans(
 ) -> TraceView:
     """Rows of a trace's stored spans (with their resource's bytes as `resource`)
     -> the spans of one of its runs, by start time."""
-    facts = [to_span_facts([getattr(r, c) for c in FACT_COLUMNS[1:]]) for r in rows]
+    facts = [to_span_facts(fact_values(r)) for r in rows]
     run = next((x for x in assemble_trace(trace_id, facts, now, timers) if x.id == run_id), None)
     if run is None:
         return TraceView([], False)

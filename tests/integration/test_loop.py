@@ -132,6 +132,9 @@ def test_compare_finds_the_latency_regression_with_hand_computed_p_values(
     assert result["head"]["success_rate"] == 0.8 and result["head"]["pass_1"] is None
     # without base and head: the two newest versions, head the newest
     assert get(c, f"/agents/{ident}/compare") == result
+    # with one side named: the newest other version is the other side
+    swapped = get(c, f"/agents/{ident}/compare", base="2.0")
+    assert (swapped["base"]["version"], swapped["head"]["version"]) == ("2.0", "1.0")
 
 
 def test_diagnostics_point_at_the_slow_and_failed_runs(loop: tuple[Collector, str]) -> None:
