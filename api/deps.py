@@ -50,7 +50,9 @@ class Caller:
         return owner
 
 
-INSECURE_OWNER = "local"  # the owner of keyless ingest under --insecure, too
+# The owner of keyless ingest and personal settings under --insecure, and of
+# the key a new database starts with: the one local user.
+INSECURE_OWNER = "local"
 
 
 def key_from_headers(headers: Mapping[str, str]) -> str | None:

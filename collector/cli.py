@@ -168,6 +168,7 @@ def keys_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def serve(settings: Settings) -> int:
+    from api.deps import INSECURE_OWNER
     from collector.service import PortInUse, build
 
     service = build(settings)
@@ -177,7 +178,7 @@ def serve(settings: Settings) -> int:
             "is open, traces included. Use this on a laptop only.",
             file=sys.stderr,
         )
-    first_key = None if settings.insecure else service.keys.create_first("local")
+    first_key = None if settings.insecure else service.keys.create_first(INSECURE_OWNER)
     try:
         service.start()
     except PortInUse as exc:

@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 import proto
-from api.deps import key_from_headers
+from api.deps import INSECURE_OWNER, key_from_headers
 from collector.assembly.runs import Timers
 from collector.errors import Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
@@ -22,7 +22,6 @@ from collector.storage.keys import KeyStore, Principal
 from collector.storage.rows import AgentRow, ResourceRow
 from collector.writer import Batch, BatchWriter
 
-LOCAL_OWNER = "local"
 AGENT_DELETED = "agent deleted"
 
 
@@ -75,7 +74,7 @@ class Ingest:
         key = key_from_headers(headers)
         if key is None:
             if self._insecure:
-                return Principal(LOCAL_OWNER, "agent")
+                return Principal(INSECURE_OWNER, "agent")
             raise Unauthenticated("missing ingest key: send 'authorization: Bearer KEY'")
         principal = self._keys.authenticate(key)
         if principal is None:
