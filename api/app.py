@@ -13,8 +13,9 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
-from api.ports import KeyStore, ReadStore, WeightStore
+from api.ports import GradeStore, KeyStore, ReadStore, WeightStore
 from api.routes import agents, loop, me, runs
+from api.routes import grades as grades_route
 
 
 class RefuseNul:
@@ -41,12 +42,16 @@ def create_api(
     reads: ReadStore,
     keys: KeyStore,
     weights: WeightStore,
+    grades: GradeStore | None = None,
     *,
     metrics: Callable[[], bytes],
     insecure: bool = False,
     routes: Sequence[BaseRoute] = (),
 ) -> FastAPI:
-    """The read API; `routes` are served too, before its own (the OTLP/HTTP door)."""
+    """The read API; `routes` are served too, before its own (the OTLP/HTTP door).
+
+    Without `grades` (the CLI's in-process reads) POST /grades answers 503.
+    """
     app = FastAPI(
         title="badge-collector",
         version="0.1.0",
@@ -60,9 +65,11 @@ def create_api(
     app.state.reads = reads
     app.state.keys = keys
     app.state.weights = weights
+    app.state.grades = grades
     app.state.insecure = insecure
     app.router.routes[:0] = routes
     app.include_router(agents.router)
+    app.include_router(grades_route.router)
     app.include_router(loop.router)
     app.include_router(me.router)
     app.include_router(runs.router)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
-from api.ports import KeyStore, ReadStore, RunFilter, WeightStore
+from api.ports import GradeStore, KeyStore, ReadStore, RunFilter, WeightStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,7 @@ class Caller:
     owner: str | None
     presented_key: bool
     open: bool
+    role: str | None = None  # the key's: `agent` or `grader`
 
     def require_owner(self, owner: str) -> None:
         """docs/api.md: no key 401, another owner's key 403."""
@@ -39,6 +40,20 @@ class Caller:
         if self.owner is not None:
             return self.owner
         return INSECURE_OWNER if self.open else None
+
+    def grader(self) -> str:
+        """The owner a grade is stored under: a `grader` key's (401 without a
+        key, 403 for an agent key). Under --insecure a keyless caller grades
+        as `local`, as it ingests there."""
+        if self.owner is None:
+            if self.open and not self.presented_key:
+                return INSECURE_OWNER
+            raise HTTPException(
+                401, "a grader key is required", headers={"WWW-Authenticate": "Bearer"}
+            )
+        if self.role != "grader":
+            raise HTTPException(403, "only a key with the grader role may post grades")
+        return self.owner
 
     def me(self) -> str:
         """The same, required: 401 without a key."""
@@ -72,6 +87,13 @@ def get_store(request: Request) -> ReadStore:
     return store
 
 
+def get_grades(request: Request) -> GradeStore:
+    grades: GradeStore | None = request.app.state.grades
+    if grades is None:
+        raise HTTPException(503, "grades are posted to a running server (badge-collector serve)")
+    return grades
+
+
 def get_weights(request: Request) -> WeightStore:
     weights: WeightStore = request.app.state.weights
     return weights
@@ -85,12 +107,18 @@ def get_caller(
     keys: KeyStore = request.app.state.keys
     headers = {"authorization": authorization or "", "x-api-key": x_api_key or ""}
     key = key_from_headers(headers)
-    owner = keys.owner_of(key) if key else None
-    return Caller(owner=owner, presented_key=key is not None, open=request.app.state.insecure)
+    holder = keys.holder_of(key) if key else None
+    return Caller(
+        owner=holder.owner if holder else None,
+        presented_key=key is not None,
+        open=request.app.state.insecure,
+        role=holder.role if holder else None,
+    )
 
 
 StoreDep = Annotated[ReadStore, Depends(get_store)]
 WeightsDep = Annotated[WeightStore, Depends(get_weights)]
+GradesDep = Annotated[GradeStore, Depends(get_grades)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 PageSize = Annotated[int, Query(ge=1, le=500, description="items per page")]
 Cursor = Annotated[

@@ -71,6 +71,7 @@ class RunCounts:
     timeout: int
     running: int
     cost_source: str | None
+    graded: int = 0  # completed runs whose outcome is graded (/stats only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,19 @@ class ToolCallInfo:
     start_ns: int
     end_ns: int
     status_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class GradeInfo:
+    """A run's grade (docs/loop.md "Graded outcomes"): what was posted for
+    it, filled in with what its evaluation event said."""
+
+    success: bool | None
+    score: float | None
+    expected_output: str | None
+    output: str | None
+    error_class: str | None
+    graded_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +123,7 @@ class RunInfo:
     span_count: int
     owner: str = ""
     tool_calls: Sequence[ToolCallInfo] = field(default=())
+    grade: GradeInfo | None = None  # the run detail only
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,5 +214,47 @@ class WeightStore(Protocol):
     def delete_radar_weights(self, owner: str) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class KeyHolder:
+    """Whose key it is, and what it may do (`agent` or `grader`)."""
+
+    owner: str
+    role: str
+
+
 class KeyStore(Protocol):
-    def owner_of(self, key: str) -> str | None: ...
+    def holder_of(self, key: str) -> KeyHolder | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GradeInput:
+    """One grade as posted, already validated."""
+
+    agent: str
+    run_key: str
+    success: bool
+    score: float | None = None
+    expected_output: str | None = None
+    output: str | None = None
+    error_class: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GradeReceipt:
+    """A stored grade: when, and which stored runs it graded (none: it waits)."""
+
+    graded_at: float
+    run_ids: Sequence[str]
+
+
+class Unavailable(Exception):
+    """The store cannot take a write now; the client should retry (503)."""
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class GradeStore(Protocol):
+    def save_grade(self, owner: str, grade: GradeInput) -> GradeReceipt:
+        """Durable before it returns; `Unavailable` when it cannot be now."""

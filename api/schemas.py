@@ -50,6 +50,11 @@ class Stats(BaseModel):
     avg_cost_usd: float | None
     cost_source: str | None = Field(description="reported, estimated or mixed")
     scoring_policy: str
+    graded_runs: int = Field(description="completed runs whose outcome is graded")
+    verified_state: str | None = Field(
+        description="verified (every completed run graded), partial (some), "
+        "self_reported (none), null (no completed run)"
+    )
 
 
 class Fitness(BaseModel):
@@ -94,7 +99,7 @@ class RunSummary(BaseModel):
     )
     status: str
     success: bool | None
-    success_source: str | None
+    success_source: str | None = Field(description="reported, graded, status or null")
     started_at: str
     ended_at: str
     latency_ms: float | None
@@ -120,8 +125,21 @@ class ToolCall(BaseModel):
     status: str
 
 
+class Grade(BaseModel):
+    success: bool | None
+    score: float | None
+    expected_output: str | None
+    output: str | None
+    error_class: str | None
+    graded_at: str = Field(description="when it was graded (RFC 3339)")
+
+
 class RunDetail(RunSummary):
     tool_calls: list[ToolCall]
+    grade: Grade | None = Field(
+        description="a posted grade, or what the run's evaluation event or grader "
+        "spans said; null for an ungraded run"
+    )
 
 
 class Trace(BaseModel):

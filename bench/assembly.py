@@ -26,7 +26,7 @@ def build(count: int) -> list[SpanFacts]:
 
     def add(name: str, attrs: dict[str, object], parent: str) -> str:
         span_id = f"{len(spans) + 1:016x}"
-        role, rule, facts = span_facts(name, attrs, {}, None)
+        role, rule, facts = span_facts(name, attrs, {})
         start = len(spans) * 1000
         spans.append(
             SpanFacts(

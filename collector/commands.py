@@ -1,9 +1,10 @@
-"""Read commands of the CLI: `agents`, `score AGENT`, `runs AGENT`, `compare
-AGENT`, `diagnose AGENT`, `demo`.
+"""The CLI's API commands: `agents`, `score AGENT`, `runs AGENT`, `compare
+AGENT`, `diagnose AGENT`, `demo`, and `grade AGENT RUN_KEY`.
 
-They read the database directly (same settings as `serve`) or a running
+The reads read the database directly (same settings as `serve`) or a running
 server with `--url`; either way the numbers are the read API's, because the
-direct path calls the same route functions over the SQL read store.
+direct path calls the same route functions over the SQL read store. `grade`
+posts to a server: a grade is stored by the collector that writes runs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import urllib.error
 import urllib.parse
@@ -47,6 +49,20 @@ def add_read_commands(sub: Any) -> None:
             "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
         )
         command.add_argument("--database-url", dest="database_url", default=None)
+    grade = sub.add_parser("grade", help="record a run's observed outcome (a grader key)")
+    grade.add_argument("agent", help="the agent's name")
+    grade.add_argument("run_key", help="the run's badge.run.id, else its trace id (hex)")
+    outcome = grade.add_mutually_exclusive_group(required=True)
+    outcome.add_argument("--success", dest="success", action="store_true")
+    outcome.add_argument("--fail", dest="success", action="store_false")
+    grade.add_argument("--score", type=float, default=None, help="a grader's score")
+    grade.add_argument("--expected", default=None, help="the expected output")
+    grade.add_argument("--output", default=None, help="the output the grader saw")
+    grade.add_argument("--error-class", default=None, help="e.g. wrong_answer")
+    grade.add_argument(
+        "--url", default=None, help="the server (default: http://127.0.0.1:BADGE_HTTP_PORT)"
+    )
+    grade.add_argument("--key", default=None, help="a grader key (default: $BADGE_KEY)")
     demo = sub.add_parser("demo", help="send realistic agent traffic to a running collector")
     demo.add_argument("--endpoint", default=None, help="OTLP/HTTP base URL (default: settings)")
     demo.add_argument("--key", default=None, help="ingest key (default: create one for `demo`)")
@@ -158,6 +174,8 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
         from collector.demo import run_demo
 
         return run_demo(args, settings)
+    if args.command == "grade":
+        return post_grade(args, settings)
     reader = Reader(args.url, settings)
     try:
         if args.command == "agents":
@@ -183,6 +201,47 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
     except urllib.error.URLError as exc:
         print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def post_grade(args: argparse.Namespace, settings: Settings) -> int:
+    """POST /api/v1/grades. 0: stored; 1: refused or unreachable; 2: no key."""
+    key = args.key or os.environ.get("BADGE_KEY")
+    if not key:
+        print("error: a grader key is needed: --key KEY or BADGE_KEY", file=sys.stderr)
+        return 2
+    url = (args.url or f"http://127.0.0.1:{settings.http_port}").rstrip("/")
+    body = {
+        "agent": args.agent,
+        "run_key": args.run_key,
+        "success": args.success,
+        "score": args.score,
+        "expected_output": args.expected,
+        "output": args.output,
+        "error_class": args.error_class,
+    }
+    request = urllib.request.Request(
+        f"{url}/api/v1/grades",
+        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
+        headers={"content-type": "application/json", "authorization": f"Bearer {key}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            receipt = json.load(reply)
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = _detail(json.load(exc))
+        except ValueError:
+            detail = exc.reason
+        print(f"error: {exc.code}: {detail}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as exc:
+        print(f"error: cannot reach {url}: {exc.reason}", file=sys.stderr)
+        return 1
+    verdict = "success" if receipt["success"] else "fail"
+    runs = ", ".join(receipt["run_ids"]) or "none stored yet; it applies when the run arrives"
+    print(f"graded {receipt['agent']} run {receipt['run_key']}: {verdict} (runs: {runs})")
     return 0
 
 
@@ -284,6 +343,10 @@ def _bar(value: float | None, width: int = 30) -> str:
 
 def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str, Any]) -> None:
     print(f"composite {_num(stats['composite_score'])}  (policy {stats['scoring_policy']})")
+    print(
+        f"  verified state: {stats['verified_state'] or '- (no completed run)'} "
+        f"({stats['graded_runs']} of {stats['completed_runs']} completed runs graded)"
+    )
     print(
         f"  runs {stats['total_runs']}: completed {stats['completed_runs']}, successful "
         f"{stats['successful_runs']}, failed {stats['failed_runs']}, timeout "

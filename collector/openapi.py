@@ -23,7 +23,7 @@ class _Unused:
 
 
 def render() -> str:
-    app = create_api(_Unused(), _Unused(), _Unused(), metrics=lambda: b"")
+    app = create_api(_Unused(), _Unused(), _Unused(), _Unused(), metrics=lambda: b"")
     return json.dumps(app.openapi(), indent=2, sort_keys=True) + "\n"
 
 

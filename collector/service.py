@@ -27,6 +27,7 @@ from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
 from collector.receivers.http_door import HttpDoor
 from collector.runs.fresh import RunCommitHook
+from collector.runs.grades import GradeDesk
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
 from collector.storage.agents import AgentDirectory
@@ -55,6 +56,7 @@ class Service:
     http: HttpDoor
     reads: SqlReadStore
     decoder: Decoder
+    grades: GradeDesk
     grpc_port: int = 0
     http_port: int = 0
     _uvicorn: uvicorn.Server | None = None
@@ -75,6 +77,7 @@ class Service:
             self.reads,
             self.reads,
             SqlWeightStore(self.db),
+            self.grades,
             metrics=self.metrics.render,
             insecure=s.insecure,
             routes=[self.http.route()],
@@ -168,4 +171,5 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
         reads=reads,
         decoder=decoder,
+        grades=GradeDesk(writer, clock),
     )

@@ -6,7 +6,7 @@ which attributes to lift out of each span; everything else stays encoded.
 
 from proto.decode import decode_request, gunzip_limited, parse_request
 from proto.errors import DecodeError, TooLarge
-from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
+from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
 
 __all__ = [
     "DecodeError",
@@ -15,6 +15,7 @@ __all__ = [
     "Selection",
     "TooLarge",
     "Value",
+    "WireEvent",
     "WireSpan",
     "decode_request",
     "gunzip_limited",

@@ -15,13 +15,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from proto.errors import DecodeError, TooLarge
 from proto.otlp_json import json_to_request
-from proto.spans import DecodedRequest, Limits, Selection, Value, WireSpan
+from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
 from proto.values import (
     attributes_to_python,
     cut_text,
     limit_attributes,
     nesting,
     sql_text,
+    to_python,
     too_deep,
     value_of,
 )
@@ -143,6 +144,12 @@ def _record(
     trace = trace_hex.get(trace_id)
     if trace is None:
         trace = trace_hex[trace_id] = trace_id.hex()
+    # Encoded first: the limits then hold for the lifted events too.
+    encoded = (
+        _encode(span, limits, events, links, long_key)
+        if has_extras or long_key
+        else _plain(span, limits)
+    )
     return WireSpan(
         trace,
         span_id.hex(),
@@ -157,10 +164,8 @@ def _record(
         lifted,
         resource,
         scope_name,
-        _exception_type(events) if events else None,
-        _encode(span, limits, events, links, long_key)
-        if has_extras or long_key
-        else _plain(span, limits),
+        _selected_events(events, selection.events) if events and selection.events else (),
+        encoded,
         resource_encoded,
     )
 
@@ -228,10 +233,19 @@ def _encode(span: Any, limits: Limits, events: Any, links: Any, long_key: bool) 
     return encoded
 
 
-def _exception_type(events: Any) -> str | None:
-    for event in events:
-        if event.name == "exception":
-            for kv in event.attributes:
-                if kv.key == "exception.type":
-                    return sql_text(kv.value.string_value)
-    return None
+def _selected_events(events: Any, names: frozenset[str]) -> tuple[WireEvent, ...]:
+    """The events the caller asked for by name, their attributes as Python values."""
+    return tuple(
+        WireEvent(
+            sql_text(event.name),
+            event.time_unix_nano,
+            {kv.key: _text_safe(to_python(kv.value)) for kv in event.attributes},
+        )
+        for event in events
+        if event.name in names
+    )
+
+
+def _text_safe(value: Value) -> Value:
+    """A lifted string holds no NUL (no SQL text column can store one)."""
+    return sql_text(value) if isinstance(value, str) else value

@@ -32,6 +32,15 @@ class Selection:
 
     keys: frozenset[str]
     prefixes: tuple[str, ...] = ()
+    events: frozenset[str] = frozenset()  # span events, by name, lifted with their attributes
+
+
+class WireEvent(NamedTuple):
+    """A span event the caller selected by name, after the span limits."""
+
+    name: str
+    time_ns: int
+    attributes: Mapping[str, Value]
 
 
 class WireSpan(NamedTuple):
@@ -54,7 +63,7 @@ class WireSpan(NamedTuple):
     attributes: Mapping[str, Value]
     resource: Mapping[str, Value]
     scope_name: str
-    exception_type: str | None
+    events: tuple[WireEvent, ...]  # the selected events, in the span's order
     encoded: bytes
     resource_encoded: bytes
 

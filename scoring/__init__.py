@@ -18,6 +18,7 @@ from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffen
 from scoring.radar import default_weights, radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
+from scoring.verification import VerifiedState, verified_state
 from scoring.weights import parse_weights, validate_weights
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "Repeatability",
     "RunRecord",
     "TaskRepeatability",
+    "VerifiedState",
+    "verified_state",
     "composite",
     "composite_from_aggregates",
     "parse_weights",

@@ -133,6 +133,8 @@ def stats(agent_id: str, store: StoreDep, where: FilterDep) -> Stats:
         avg_cost_usd=result.avg_cost_usd if result else None,
         cost_source=counts.cost_source,
         scoring_policy=SCORING_POLICY,
+        graded_runs=counts.graded,
+        verified_state=scoring.verified_state(counts.completed, counts.graded),
     )
 
 

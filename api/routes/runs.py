@@ -17,7 +17,7 @@ from api.render import (
     run_summary,
     trace_tree,
 )
-from api.schemas import RunDetail, RunList, ToolCall, Trace
+from api.schemas import Grade, RunDetail, RunList, ToolCall, Trace
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown run")}
@@ -75,6 +75,21 @@ def get_run(run_id: str, store: StoreDep) -> RunDetail:
             )
             for call in run.tool_calls
         ],
+        grade=_grade(run),
+    )
+
+
+def _grade(run: RunInfo) -> Grade | None:
+    grade = run.grade
+    if grade is None:
+        return None
+    return Grade(
+        success=grade.success,
+        score=grade.score,
+        expected_output=grade.expected_output,
+        output=grade.output,
+        error_class=grade.error_class,
+        graded_at=rfc3339(grade.graded_at) or "",
     )
 
 

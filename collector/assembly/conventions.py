@@ -41,6 +41,17 @@ TOOL_CALL_ID_KEYS: Final = ("gen_ai.tool.call.id", "tool.id", "ai.toolCall.id")
 VERSION_KEYS: Final = ("badge.agent.version", "gen_ai.agent.version")
 RESOURCE_VERSION_KEY: Final = "service.version"
 
+# Span events read by name (docs/runs.md, docs/loop.md "Graded outcomes").
+EXCEPTION_EVENT: Final = "exception"
+EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
+SELECTED_EVENTS: Final = frozenset({EXCEPTION_EVENT, EVALUATION_EVENT})
+EVALUATION_LABEL_KEY: Final = "gen_ai.evaluation.score.label"
+EVALUATION_SCORE_KEY: Final = "gen_ai.evaluation.score.value"
+EVALUATION_EXPLANATION_KEY: Final = "gen_ai.evaluation.explanation"
+# An evaluation label, case-insensitive, as an outcome.
+PASS_LABELS: Final = frozenset({"pass", "passed", "true", "success", "correct"})
+FAIL_LABELS: Final = frozenset({"fail", "failed", "false", "failure", "incorrect"})
+
 CLASSIFY_KEYS: Final = (
     "langfuse.observation.type",
     "openinference.span.kind",

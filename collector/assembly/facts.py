@@ -6,12 +6,13 @@ recomputing a run never re-reads the encoded span.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from collector.assembly import conventions as c
 from collector.assembly.classify import classify
+from proto import WireEvent
 
 
 class SpanFacts(NamedTuple):
@@ -142,12 +143,13 @@ def span_facts(
     name: str,
     attrs: Mapping[str, Any],
     inherited: Mapping[str, str],
-    exception_type: str | None,
+    events: Sequence[WireEvent] = (),
 ) -> tuple[str, str, dict[str, Any]]:
     """(role, rule, facts) of one span; facts hold only what is present.
 
     One pass over the lifted attributes (a handful per span): this runs for
-    every span at ingest. `inherited` is `resource_facts` of its resource.
+    every span at ingest. `inherited` is `resource_facts` of its resource;
+    `events` are the span's exception and evaluation events.
     """
     verdict = classify(name, attrs)
     best: dict[str, tuple[int, Any]] = {}
@@ -168,9 +170,50 @@ def span_facts(
         facts.setdefault(fact, value)
     if verdict.why_not:
         facts["why"] = verdict.why_not
-    if exception_type:
-        facts["exc"] = exception_type
+    if events:
+        facts.update(event_facts(events))
     return verdict.role, verdict.rule, facts
+
+
+def label_outcome(label: Any) -> bool | None:
+    """An evaluation label as an outcome (docs/loop.md "Graded outcomes"):
+    pass/passed/true/success/correct, fail/failed/false/failure/incorrect."""
+    text = str(label).strip().lower() if label is not None else ""
+    if text in c.PASS_LABELS:
+        return True
+    if text in c.FAIL_LABELS:
+        return False
+    return None
+
+
+def event_facts(events: Sequence[WireEvent]) -> dict[str, Any]:
+    """`exc`: the type of the first exception event. `evl`, `evs`, `evx`,
+    `evt`: label, score, explanation and time (ns) of the evaluation event
+    that counts, the last by time with a pass/fail label (else the last)."""
+    found: dict[str, Any] = {}
+    evaluations: list[tuple[int, int, int]] = []  # (labelled, time, position)
+    for index, event in enumerate(events):
+        if event.name == c.EXCEPTION_EVENT and "exc" not in found:
+            kind = event.attributes.get("exception.type")
+            if isinstance(kind, str) and kind:
+                found["exc"] = kind
+        elif event.name == c.EVALUATION_EVENT:
+            labelled = label_outcome(event.attributes.get(c.EVALUATION_LABEL_KEY)) is not None
+            evaluations.append((int(labelled), event.time_ns, index))
+    if evaluations:
+        _, _, index = max(evaluations)
+        chosen = events[index].attributes
+        label = chosen.get(c.EVALUATION_LABEL_KEY)
+        if label is not None and label != "":
+            found["evl"] = str(label)
+        score = as_float(chosen.get(c.EVALUATION_SCORE_KEY))
+        if score is not None:
+            found["evs"] = score
+        explanation = chosen.get(c.EVALUATION_EXPLANATION_KEY)
+        if explanation is not None and explanation != "":
+            found["evx"] = str(explanation)
+        found["evt"] = events[index].time_ns
+    return found
 
 
 def _text(value: Any) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,6 +32,19 @@ def run_id_for(agent_id: str, run_key: str) -> str:
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
     x = digest[:16].hex()
     return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
+_TRACE_HEX = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def keyed_run_ids(agent_id: str, run_key: str) -> list[str]:
+    """The runs a user's run key can name (docs/loop.md "Graded outcomes"):
+    the run whose badge.run.id it is, and, when it reads as a trace id, the
+    run of that trace (keyed by its lowercase hex)."""
+    ids = [run_id_for(agent_id, f"run:{run_key}")]
+    if _TRACE_HEX.fullmatch(run_key):
+        ids.append(run_id_for(agent_id, f"trace:{run_key.lower()}"))
+    return ids
 
 
 def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str], list[SpanFacts]]:

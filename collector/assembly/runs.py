@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.cost import LlmCost, run_cost
-from collector.assembly.facts import MAX_COUNT, SpanFacts
+from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
 from collector.assembly.membership import find_root, group_runs, run_id_for
 
 STATUS_ERROR = 2
@@ -48,6 +48,16 @@ class Verdict(NamedTuple):
     reason: str
 
 
+class Evaluation(NamedTuple):
+    """What the spans say about a run's grading (docs/loop.md "Graded
+    outcomes"): the score and explanation of the root's evaluation event, and
+    when it was graded (the event's time, else when the grading span came)."""
+
+    score: float | None
+    output: str | None
+    at: float
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     id: str
@@ -76,6 +86,7 @@ class Run:
     last_received_at: float
     check_at: float | None  # when a timer may change this run; None = never
     tool_calls: tuple[ToolCall, ...] = ()
+    evaluation: Evaluation | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -170,6 +181,7 @@ def _assemble_run(
     verdicts = _verdicts(tree)
     last_seen = max(s.received_at for s in members)
     status, check_at = _status(root, last_seen, decision.waiting_until, now, timers)
+    decider: SpanFacts | None = None
     if status == "running":
         success, source = None, None
     elif status == "timeout":
@@ -178,7 +190,7 @@ def _assemble_run(
             "status",
         )  # docs/runs.md "The fields of a run": timeout fails the run
     else:
-        success, source = _success(tree, root)
+        success, source, decider = _success(tree, root)
     counted_llm: list[SpanFacts] = []
     tools: list[SpanFacts] = []
     counted_tools: list[SpanFacts] = []
@@ -241,6 +253,7 @@ def _assemble_run(
             )
             for s in counted_tools
         ),
+        evaluation=_evaluation(root, source, decider),
         verdicts=verdicts,
     )
 
@@ -263,21 +276,44 @@ def _status(
     return "running", min(t for t in (waiting_until, timeout_at) if t is not None)
 
 
-def _success(tree: _Tree, root: SpanFacts | None) -> tuple[bool | None, str | None]:
+def _success(
+    tree: _Tree, root: SpanFacts | None
+) -> tuple[bool | None, str | None, SpanFacts | None]:
+    """(success, source, the span that said so). What a span says is
+    `reported`, or `graded` when a grader key sent it (docs/loop.md)."""
     if root is not None and "succ" in root.facts:
-        return bool(root.facts["succ"]), "reported"
-    reported = tree.first_fact("succ")
-    if reported is not None:
-        return bool(reported), "reported"
+        return bool(root.facts["succ"]), _said_by(root), root
+    for span in tree.ordered:
+        if "succ" in span.facts:
+            return bool(span.facts["succ"]), _said_by(span), span
     task_status = str(tree.first_fact("tstat") or "").lower()
     if task_status in {"success", "failure"}:
-        return task_status == "success", "reported"
-    label = str(root.facts.get("eval", "")).lower() if root is not None else ""
-    if label in {"pass", "fail"}:
-        return label == "pass", "reported"
+        return task_status == "success", "reported", None
     if root is None:
-        return None, None
-    return root.status_code != STATUS_ERROR, "status"
+        return None, None, None
+    # The root's evaluation label: its attribute, else its last evaluation event.
+    for fact in ("eval", "evl"):
+        outcome = label_outcome(root.facts.get(fact))
+        if outcome is not None:
+            return outcome, _said_by(root), root
+    return root.status_code != STATUS_ERROR, "status", None
+
+
+def _said_by(span: SpanFacts) -> str:
+    return "graded" if span.grader else "reported"
+
+
+def _evaluation(
+    root: SpanFacts | None, source: str | None, decider: SpanFacts | None
+) -> Evaluation | None:
+    """The root's evaluation event (score, explanation), or a span-graded outcome."""
+    if root is not None and "evt" in root.facts:
+        facts = root.facts
+        at = facts["evt"] / 1e9 if facts["evt"] else root.received_at
+        return Evaluation(facts.get("evs"), facts.get("evx"), at)
+    if source == "graded" and decider is not None:
+        return Evaluation(None, None, decider.received_at)
+    return None
 
 
 def _task_id(tree: _Tree) -> str | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import proto
-from collector.assembly.conventions import SELECTED_KEYS, USAGE_PREFIXES
+from collector.assembly.conventions import SELECTED_EVENTS, SELECTED_KEYS, USAGE_PREFIXES
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.identity import agent_id, agent_name
 from collector.assembly.runs import Timers
@@ -28,7 +28,7 @@ from collector.runs.preassemble import FreshRuns, preassemble
 from collector.runs.run_rows import encode_facts
 from collector.storage.rows import SpanRow, resource_digest, run_rows, span_row, span_rows
 
-SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES)
+SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES, events=SELECTED_EVENTS)
 # Memory a decoded span takes beyond its encoded bytes and facts (the row
 # tuple, its strings, the pre-assembled run): 732 B per span measured with
 # tracemalloc over decode_job on bench/payloads.py requests; rounded up.
@@ -132,7 +132,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
             attributes,
             resource,
             scope_name,
-            exception_type,
+            events,
             encoded,
             resource_encoded,
         ) = span
@@ -145,7 +145,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
             resources[digest] = resource_encoded
             known = names[id(resource)] = (ident, resource_facts(resource), digest)
         ident, inherited, digest = known
-        role, rule, facts = span_facts(name, attributes, inherited, exception_type)
+        role, rule, facts = span_facts(name, attributes, inherited, events)
         members = by_trace.get(trace_id)
         if members is None:
             members = by_trace[trace_id] = {}

@@ -68,5 +68,13 @@ def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
             terminal,
             json.dumps(tool_calls),
             now,
+            _evaluation(run),
         )
     )
+
+
+def _evaluation(run: Run) -> str | None:
+    found = run.evaluation
+    if found is None:
+        return None
+    return encode_facts({"score": found.score, "output": found.output, "at": found.at})

@@ -1,6 +1,7 @@
 """Run storage: span facts of touched traces in, their runs out, written once.
 
-Stores runs (with the `terminal_at` rule and the row of `run_rows`), the
+Stores runs (with the `terminal_at` rule and the row of `run_rows`, and the
+grades posted for them: `storage.grades`), the
 single-request runs stored with their spans, the pending marks (traces whose
 runs are not recomputed yet) and the runs-finalised metric, each in one place.
 """
@@ -18,6 +19,7 @@ from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
 from collector.storage.dialect import in_chunks, select_in, select_trace_spans, upsert_rows
+from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.tables import pending_traces, runs, trace_spans, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
@@ -74,6 +76,7 @@ def replace_trace_runs(
             rows.append(run_row(owner, run, at, now))
     rows.sort(key=_run_id)
     upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    apply_grades(conn, [row.id for row in rows])  # a recomputation keeps the grade
     return finalised
 
 
@@ -90,6 +93,7 @@ def store_fresh_runs(
     fresh = {t for t in trace_ids if not stored.get(t)}
     rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
     upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    apply_grades(conn, [row.id for row in rows])  # a grade posted before the spans
     return fresh
 
 

@@ -19,6 +19,7 @@ span retention skips trace rows in use. The one cycle left open needs one
 `badge.run.id` reused across two traces written by two processes at the
 same instant; PostgreSQL then aborts one transaction, whose exports get a
 retryable 503: nothing is lost.
+A grade and a new run it names wait for each other through `hold_runs`.
 Advisory locks remain for two one-per-database roles: setup (migrations and
 the first key; a transaction lock) and the sweeper (a session lock held by
 one process, `try_advisory_lock`).
@@ -279,6 +280,34 @@ def register_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: fl
         "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
         "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
     )
+
+
+def hold_runs(conn: Connection, run_ids: Sequence[str]) -> None:
+    """PostgreSQL: wait until no other transaction is storing one of these
+    runs, and keep any other from storing one new until this one ends.
+
+    Why: a grade and a new run of it, committed at the same instant by two
+    processes, would each miss the other (the run writer reads grades after
+    storing its runs; the grade updates its run if stored). An INSERT that
+    meets a key another transaction has just inserted waits for it, so a
+    placeholder row per run id, inserted where none is stored and deleted at
+    once, makes either side wait for the other: never visible to anyone,
+    never committed. SQLite: the write lock already serialises both.
+    """
+    if not is_postgresql(conn) or not run_ids:
+        return
+    cur = cursor(conn)
+    cur.execute(
+        "INSERT INTO runs (id, owner, agent_id, trace_id, run_key, status, started_ns, "
+        "ended_ns, tool_errors, llm_calls, error_class, span_count, has_agent_span, "
+        "last_received_at, tool_calls, updated_at) "
+        "SELECT id, '', '', '', '', 'held', 0, 0, 0, 0, '', 0, false, 0, '[]', 0 "
+        "FROM unnest(%s::text[]) AS k(id) ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id",
+        (sorted(set(run_ids)),),
+    )
+    held = [row[0] for row in cur.fetchall()]
+    if held:
+        cur.execute("DELETE FROM runs WHERE id = ANY(%s)", (held,))
 
 
 def mark_pending(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:

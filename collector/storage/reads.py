@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import and_, case, func, literal_column, or_, select
 
 import scoring
 from api.ports import (
     ALL_RUNS,
     AgentInfo,
     CohortRun,
+    GradeInfo,
+    KeyHolder,
     RunCounts,
     RunFilter,
     RunInfo,
@@ -29,7 +32,9 @@ from api.ports import (
 from collector.assembly.runs import Timers
 from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
+from collector.storage.grades import GRADED, grade_of
 from collector.storage.keys import KeyStore
+from collector.storage.rows import GradeRow
 from collector.storage.tables import agents, resources, runs, spans, trace_spans, traces
 from collector.storage.totals import TOTALS, composite_of, conditions, counts_of
 from collector.storage.trace_spans import trace_spans as trace_records
@@ -56,9 +61,9 @@ class SqlReadStore:
     def ready(self) -> bool:
         return ping(self._db)
 
-    def owner_of(self, key: str) -> str | None:
+    def holder_of(self, key: str) -> KeyHolder | None:
         principal = self._keys.authenticate(key)
-        return principal.owner if principal else None
+        return KeyHolder(principal.owner, principal.role) if principal else None
 
     def _agent_rows(self, *conditions: Any) -> list[AgentInfo]:
         listed = func.max(
@@ -142,9 +147,24 @@ class SqlReadStore:
     def summary(
         self, agent_id: str, where: RunFilter = ALL_RUNS
     ) -> tuple[RunCounts, scoring.Composite | None]:
-        """Counts and the composite from ONE scan of the covering index."""
+        """Counts and the composite from ONE scan of the covering index, and
+        the graded runs from the (small) index of graded runs."""
         totals = self._totals(agent_id, where)
-        return counts_of(totals), composite_of(totals)
+        graded = (
+            select(func.count())
+            .select_from(runs)
+            .where(
+                runs.c.agent_id == agent_id,
+                runs.c.status == "completed",
+                # a literal, as in the partial index's WHERE: a bound value
+                # would not let either planner choose it
+                runs.c.success_source == literal_column(f"'{GRADED}'"),
+                *conditions(where),
+            )
+        )
+        with self._db.reader.connect() as conn:
+            graded_runs = int(conn.execute(graded).scalar_one())
+        return replace(counts_of(totals), graded=graded_runs), composite_of(totals)
 
     def composite(self, agent_id: str) -> scoring.Composite | None:
         return composite_of(self._totals(agent_id))
@@ -294,9 +314,13 @@ class SqlReadStore:
         return [(_run_row(r), int(r.started_ns)) for r in rows]
 
     def run(self, run_id: str) -> RunInfo | None:
+        """One run, with its grade (the run detail)."""
         with self._db.reader.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
-        return _run_row(row) if row is not None else None
+            if row is None:
+                return None
+            posted = grade_of(conn, run_id)
+        return replace(_run_row(row), grade=_grade(row, posted))
 
     def trace(self, run: RunInfo, max_spans: int) -> TraceView:
         query = (
@@ -324,6 +348,22 @@ def _record(r: Any) -> scoring.RunRecord:
         task_id=r.task_id,
         # docs/runs.md "Delivery in any order": the collector's clock when the run became terminal.
         ended_at=datetime.fromtimestamp(r.terminal_at, UTC) if r.terminal_at else None,
+    )
+
+
+def _grade(r: Any, posted: GradeRow | None) -> GradeInfo | None:
+    """What was posted, filled in with what the spans said (docs/loop.md)."""
+    said = json.loads(r.evaluation) if r.evaluation else None
+    if posted is None and said is None and r.success_source != GRADED:
+        return None
+    said = said or {}
+    return GradeInfo(
+        success=r.success,
+        score=posted.score if posted and posted.score is not None else said.get("score"),
+        expected_output=posted.expected_output if posted else None,
+        output=posted.output if posted and posted.output is not None else said.get("output"),
+        error_class=posted.error_class if posted else None,
+        graded_at=posted.graded_at if posted else float(said.get("at") or r.updated_at),
     )
 
 

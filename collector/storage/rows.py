@@ -78,6 +78,7 @@ class RunRow(NamedTuple):
     terminal_at: float | None
     tool_calls: str
     updated_at: float
+    evaluation: str | None  # JSON
 
 
 class AgentRow(NamedTuple):
@@ -87,6 +88,21 @@ class AgentRow(NamedTuple):
     owner: str
     name: str
     first_seen_at: float
+
+
+class GradeRow(NamedTuple):
+    """A `grades` row: one posted grade, under one run id it names."""
+
+    run_id: str
+    owner: str
+    agent: str
+    run_key: str
+    success: bool
+    score: float | None
+    expected_output: str | None
+    output: str | None
+    error_class: str | None
+    graded_at: float
 
 
 class ResourceRow(NamedTuple):
@@ -109,6 +125,7 @@ SPAN_COLUMNS = SpanRow._fields
 RUN_COLUMNS = RunRow._fields
 AGENT_COLUMNS = AgentRow._fields
 RESOURCE_COLUMNS = ResourceRow._fields
+GRADE_COLUMNS = GradeRow._fields
 
 # plain tuple in column order -> the named row, without a Python-level call
 span_row: Callable[[tuple[Any, ...]], SpanRow] = partial(tuple.__new__, SpanRow)

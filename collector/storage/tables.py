@@ -17,6 +17,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 metadata = MetaData()
@@ -164,6 +165,8 @@ runs = Table(
     Column("terminal_at", Float),
     Column("tool_calls", Text, nullable=False),
     Column("updated_at", Float, nullable=False),
+    # JSON {score, output, at} from the spans (docs/loop.md "Graded outcomes")
+    Column("evaluation", Text),
     Index("ix_runs_trace", "owner", "trace_id"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
@@ -195,4 +198,34 @@ runs = Table(
         "started_ns",
     ),
     Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
+    # /stats graded_runs: graded runs only, so counting them costs nothing
+    # while few are graded (the totals index does not hold success_source).
+    Index(
+        "ix_runs_graded",
+        "agent_id",
+        "status",
+        "version",
+        "terminal_at",
+        sqlite_where=text("success_source = 'graded'"),
+        postgresql_where=text("success_source = 'graded'"),
+    ),
+)
+
+# Grades a screening harness posted (docs/loop.md "Graded outcomes"), one row
+# per run id the grade's (owner, agent, run key) can name: the run whose
+# badge.run.id is the key, and when the key is a trace id, that trace's run.
+# Run writers read it for the runs they store; a grade updates its run if stored.
+grades = Table(
+    "grades",
+    metadata,
+    Column("run_id", String(36), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("run_key", Text, nullable=False),
+    Column("success", Boolean, nullable=False),
+    Column("score", Float),
+    Column("expected_output", Text),
+    Column("output", Text),
+    Column("error_class", Text),
+    Column("graded_at", Float, nullable=False),
 )

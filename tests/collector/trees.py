@@ -7,6 +7,7 @@ from typing import Any
 
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.runs import Run, Timers, assemble_trace
+from proto import WireEvent
 
 TRACE = "ab" * 16
 
@@ -31,10 +32,14 @@ class Tree:
         exception: str | None = None,
         received_at: float = 100.0,
         grader: bool = False,
+        events: tuple[WireEvent, ...] = (),
     ) -> str:
         span_id = f"{self._next:016x}"
         self._next += 1
-        role, rule, facts = span_facts(name, attrs or {}, resource_facts(resource or {}), exception)
+        lifted = list(events)
+        if exception is not None:
+            lifted.insert(0, WireEvent("exception", start, {"exception.type": exception}))
+        role, rule, facts = span_facts(name, attrs or {}, resource_facts(resource or {}), lifted)
         self.spans.append(
             SpanFacts(
                 span_id,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.integration.processes import cli, start_server
+from tests.integration.processes import OtlpClient, cli, start_server
+from tests.otlp_builders import agent_run
 
 
 def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: str) -> None:
@@ -64,3 +65,55 @@ def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) 
         cli("agents", "--database-url", url, env={"BADGE_LOG_LEVEL": "INFO"}),
     ):
         assert "INFO alembic" in loud.stderr
+
+
+def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_state(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'graded.db'}"
+    agent_key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
+    grader = cli(
+        "keys", "create", "--owner", "me", "--role", "grader", "--database-url", url
+    ).stdout.strip()
+    server = start_server(Path(tmp_path / "graded.db"))
+    try:
+        message = agent_run("t1", service="cli-graded", success=True)
+        trace_id = message.resource_spans[0].scope_spans[0].spans[0].trace_id.hex()
+        client = OtlpClient(server, agent_key)
+        client.export(message.SerializeToString(), "http")
+        client.close()
+        server_url = f"http://127.0.0.1:{server.http_port}"
+        wait_until = time.monotonic() + 10
+        while "self_reported" not in (
+            before := cli("score", "cli-graded", "--url", server_url, check=False).stdout
+        ):
+            assert time.monotonic() < wait_until, before
+            time.sleep(0.1)
+        assert "verified state: self_reported (0 of 1 completed runs graded)" in before
+        graded = cli(
+            "grade", "cli-graded", trace_id, "--fail", "--score", "0.5", "--expected", "42",
+            "--output", "41", "--url", server_url, "--key", grader,
+        )  # fmt: skip
+        assert graded.stdout.startswith(f"graded cli-graded run {trace_id}: fail (runs: ")
+        after = cli("score", "cli-graded", "--database-url", url).stdout
+        assert "verified state: verified (1 of 1 completed runs graded)" in after
+        assert "successful 0" in after
+        early = cli(
+            "grade", "cli-graded", "not-yet-sent", "--success", "--url", server_url,
+            env={"BADGE_KEY": grader},
+        )  # fmt: skip
+        assert "none stored yet" in early.stdout
+        refused = cli(
+            "grade", "cli-graded", trace_id, "--success", "--url", server_url,
+            "--key", agent_key, check=False,
+        )  # fmt: skip
+        assert refused.returncode == 1 and "403" in refused.stderr
+        keyless = cli(
+            "grade", "cli-graded", trace_id, "--success", "--url", server_url, check=False,
+            env={"BADGE_KEY": ""},
+        )  # fmt: skip
+        assert keyless.returncode == 2 and "grader key" in keyless.stderr
+        neither = cli("grade", "cli-graded", trace_id, "--key", grader, check=False)
+        assert neither.returncode == 2 and "--success" in neither.stderr
+    finally:
+        server.stop()

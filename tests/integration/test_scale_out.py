@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sqlalchemy import create_engine, text
@@ -139,3 +140,74 @@ def test_two_processes_on_one_database_store_the_runs_one_process_stores(
     finally:
         for server in [*reference, *pair]:
             server.stop()
+
+
+def test_a_grade_and_its_new_run_committed_at_once_by_two_processes_meet(
+    databases: tuple[str, str],
+) -> None:
+    """Process 1 stores each run's first spans while process 2 stores its
+    grade, released together: every run ends graded (storage.dialect.hold_runs)."""
+    _, shared_url = databases
+    (first, second), key = servers(shared_url, 2)
+    grader = cli(
+        "keys", "create", "--owner", "me", "--role", "grader", "--database-url", shared_url
+    ).stdout.strip()
+    messages = [agent_run(f"task-{i}", service="raced", success=True) for i in range(40)]
+    trace_ids = [m.resource_spans[0].scope_spans[0].spans[0].trace_id.hex() for m in messages]
+    barrier = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def ingest() -> None:
+        client = OtlpClient(first, key)
+        try:
+            for message in messages:
+                barrier.wait(30)
+                client.export(message.SerializeToString(), "http")
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            client.close()
+
+    def grade() -> None:
+        try:
+            with httpx.Client(timeout=30) as http:
+                for trace_id in trace_ids:
+                    barrier.wait(30)
+                    reply = http.post(
+                        f"http://127.0.0.1:{second.http_port}/api/v1/grades",
+                        json={"agent": "raced", "run_key": trace_id, "success": False},
+                        headers={"authorization": f"Bearer {grader}"},
+                    )
+                    assert reply.status_code == 202, reply.text
+        except BaseException as exc:
+            failures.append(exc)
+
+    try:
+        threads = [threading.Thread(target=ingest), threading.Thread(target=grade)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not failures, failures
+        engine = create_engine(shared_url)
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                with engine.connect() as conn:
+                    outcomes = conn.execute(
+                        text("SELECT success, success_source, count(*) FROM runs GROUP BY 1, 2")
+                    ).all()
+                if [tuple(r) for r in outcomes] == [(False, "graded", 40)]:
+                    break
+                time.sleep(0.2)
+            assert [tuple(r) for r in outcomes] == [(False, "graded", 40)]
+            with engine.connect() as conn:  # no placeholder ever committed
+                assert (
+                    conn.execute(text("SELECT count(*) FROM runs WHERE status = 'held'")).scalar()
+                    == 0
+                )
+        finally:
+            engine.dispose()
+    finally:
+        first.stop()
+        second.stop()

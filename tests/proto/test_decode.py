@@ -20,7 +20,9 @@ from proto.values import limit_attributes, nesting, to_python
 from proto.view import json_value, resource_attributes, span_details
 from tests.otlp_builders import any_value, new_span_id, new_trace_id, request, span
 
-SELECT = proto.Selection(keys=frozenset({"wanted"}), prefixes=("gen_ai.usage.",))
+SELECT = proto.Selection(
+    keys=frozenset({"wanted"}), prefixes=("gen_ai.usage.",), events=frozenset({"exception"})
+)
 
 
 def decode(message: Any, limits: proto.Limits | None = None) -> proto.DecodedRequest:
@@ -56,7 +58,8 @@ def test_nul_in_lifted_text_becomes_replacement_character_but_stays_encoded() ->
     [wire] = decode(message).spans
     assert wire.name == "a\ufffdb" and wire.status_message == "m\ufffd"
     assert wire.scope_name == "sc\ufffdope" and wire.attributes["wanted"] == "x\ufffdy"
-    assert wire.exception_type == "E\ufffdrr" and wire.resource["badge.agent.id"] == "ag\ufffdent"
+    assert wire.events[0].attributes["exception.type"] == "E\ufffdrr"
+    assert wire.resource["badge.agent.id"] == "ag\ufffdent"
     assert Span.FromString(wire.encoded).name == "a\x00b"
 
 
@@ -100,7 +103,9 @@ def test_long_strings_are_truncated_also_inside_arrays_lists_and_events() -> Non
     assert len(values["s"].string_value.encode()) <= 64
     assert len(values["arr"].array_value.values[0].string_value.encode()) <= 64
     assert len(values["kv"].kvlist_value.values[0].value.string_value.encode()) <= 64
-    assert wire.exception_type == "Boom"
+    [event] = wire.events
+    assert event.name == "exception" and event.attributes["exception.type"] == "Boom"
+    assert len(str(event.attributes["exception.message"]).encode()) <= 64  # after the limits
 
 
 def test_too_many_spans_is_too_large() -> None:

@@ -1,0 +1,106 @@
+"""POST /api/v1/grades: a screening harness records the outcome it observed.
+
+Only `grader` keys post grades; an agent cannot grade itself. A grade is
+stored under the key's owner, keyed by (agent name, run key); the last one
+posted wins. It applies to the run whether the run's spans came before it or
+come after, and stays through every recomputation (docs/loop.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, HTTPException
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from api.deps import CallerDep, GradesDep
+from api.errors import error
+from api.ports import GradeInput, Unavailable
+from api.render import rfc3339
+
+router = APIRouter(prefix="/api/v1", tags=["grades"])
+
+MAX_TEXT_BYTES = 64 * 1024  # docs/loop.md: strings are capped at 64 KiB
+
+
+def _storable(text: str) -> str:
+    """At most 64 KiB of UTF-8, and no NUL (no SQL text column stores one)."""
+    if len(text.encode()) > MAX_TEXT_BYTES:
+        raise ValueError(f"longer than {MAX_TEXT_BYTES} bytes of UTF-8")
+    if "\x00" in text:
+        raise ValueError("holds a NUL character")
+    return text
+
+
+def _finite(number: float | None) -> float | None:
+    if number is not None and not math.isfinite(number):
+        raise ValueError("must be a finite number")
+    return number
+
+
+Text = Annotated[StrictStr, AfterValidator(_storable)]
+Name = Annotated[StrictStr, Field(min_length=1), AfterValidator(_storable)]
+
+
+class GradeBody(BaseModel):
+    """Unknown fields are ignored; every known one must have its JSON type."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    agent: Name = Field(description="the agent's name under the key's owner")
+    run_key: Name = Field(description="the run's badge.run.id, else its trace id (hex)")
+    success: StrictBool = Field(description="the observed outcome")
+    score: Annotated[float | None, AfterValidator(_finite)] = Field(
+        default=None, strict=True, description="a grader's score, any finite number"
+    )
+    expected_output: Text | None = None
+    output: Text | None = None
+    error_class: Text | None = Field(default=None, description="e.g. wrong_answer")
+
+
+class GradeAccepted(BaseModel):
+    agent: str
+    run_key: str
+    success: bool
+    graded_at: str = Field(description="when the grade was stored (RFC 3339)")
+    run_ids: list[str] = Field(
+        description="stored runs graded now; empty: the grade waits for its run's spans"
+    )
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: error("no key, or an unknown or revoked one"),
+    403: error("the key is not a grader key"),
+    503: error("the collector cannot store it now; retry"),
+}
+
+
+@router.post("/grades", status_code=202, response_model=GradeAccepted, responses=RESPONSES)
+def post_grade(
+    caller: CallerDep, store: GradesDep, body: Annotated[GradeBody, Body()]
+) -> GradeAccepted:
+    """Stored durably before the 202, like spans."""
+    owner = caller.grader()
+    grade = GradeInput(
+        agent=body.agent,
+        run_key=body.run_key,
+        success=body.success,
+        score=body.score,
+        expected_output=body.expected_output,
+        output=body.output,
+        error_class=body.error_class,
+    )
+    try:
+        receipt = store.save_grade(owner, grade)
+    except Unavailable as exc:
+        raise HTTPException(
+            503, str(exc), headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+        ) from None
+    return GradeAccepted(
+        agent=grade.agent,
+        run_key=grade.run_key,
+        success=grade.success,
+        graded_at=rfc3339(receipt.graded_at) or "",
+        run_ids=list(receipt.run_ids),
+    )
