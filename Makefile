@@ -5,7 +5,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test postgres check lint typecheck imports openapi demo bench clean
+.PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP) ## install and start the collector on the embedded SQLite default
 	$(VENV)/bin/badge-collector serve
 
-test: $(STAMP) postgres check ## install and run everything CI runs
+test: $(STAMP) postgres chromium check ## install and run everything CI runs
 
 postgres: ## install Debian's PostgreSQL server if missing (the suite starts its own)
 	./scripts/ensure-postgres
+
+chromium: ## install Debian's chromium and chromium-driver if missing (dashboard tests)
+	./scripts/ensure-chromium
 
 check: lint typecheck imports openapi ## ruff, mypy --strict, import contracts, openapi, pytest+coverage
 	$(VENV)/bin/pytest --cov --cov-report=term-missing:skip-covered \

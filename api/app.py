@@ -10,8 +10,10 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api import dashboard
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.ports import GradeStore, KeyStore, ReadStore, WeightStore
 from api.routes import agents, loop, me, runs
@@ -73,6 +75,8 @@ def create_api(
     app.include_router(loop.router)
     app.include_router(me.router)
     app.include_router(runs.router)
+    app.include_router(dashboard.router)
+    app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")
 
     app.add_middleware(RefuseNul)
 

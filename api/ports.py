@@ -161,6 +161,16 @@ class TraceView:
     truncated: bool
 
 
+OUTCOMES = ("success", "failure", "unknown")  # GET /runs?outcome=
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    counts: RunCounts
+    composite: Composite | None
+    repeatability: Repeatability
+
+
 class ReadStore(Protocol):
     def ready(self) -> bool: ...
 
@@ -186,7 +196,14 @@ class ReadStore(Protocol):
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> Repeatability: ...
 
-    def scores(self, agent_id: str, where: RunFilter) -> tuple[Composite | None, Repeatability]: ...
+    def scores(self, agent_id: str, where: RunFilter) -> Scores:
+        """Status counts, the composite and pass^k of the runs a filter keeps,
+        from one pass over them (graded runs not counted: see `summary`)."""
+        ...
+
+    def graded_counts(self) -> dict[str, int]:
+        """Completed runs whose outcome is graded, per agent (the leaderboard)."""
+        ...
 
     def runs(
         self,
@@ -195,9 +212,15 @@ class ReadStore(Protocol):
         task_id: str | None,
         status: str | None,
         version: str | None = None,
+        outcome: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]: ...
+
+    def completed_runs(self, agent_id: str, limit: int) -> list[RunRecord]:
+        """The agent's latest completed runs, newest first by the time they
+        completed (the leaderboard's composite over time)."""
+        ...
 
     def run(self, run_id: str) -> RunInfo | None: ...
 

@@ -70,6 +70,9 @@ class Fitness(BaseModel):
     latency_p50_ms: float | None
     cost_p50_usd: float | None
     steps_p50: float | None
+    evidence_needed: dict[str, int] = Field(
+        description="for each null axis, how many more runs would give it a value"
+    )
 
 
 class TaskReliability(BaseModel):

@@ -6,7 +6,9 @@ Fills a fresh SQLite database's runs table directly (the read path does not
 care how runs got there), starts a real collector on it, and prints the
 median response time of /stats, /fitness, /reliability and /diagnostics,
 of /stats and /fitness filtered to one version, and of /compare and
-/versions over the two versions, over HTTP.
+/versions over the two versions, over HTTP; then of every dashboard page
+(server render, with its size: the target is a median under 100 ms and no
+page over 300 KB with its assets).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -74,6 +77,7 @@ def fill(db_path: Path, count: int) -> str:
             "terminal_at": started / 1e9 if status != "running" else None,
             "tool_calls": json.dumps([]),
             "updated_at": 0.0,
+            "evaluation": None,
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:
@@ -108,19 +112,47 @@ def main() -> None:
                 views += [(path, {"version": "2.0"}) for path in ("stats", "fitness")]
                 views += [("compare", {"base": "1.0", "head": "2.0"}), ("versions", {})]
                 for path, params in views:
-                    client.get(f"{base}/{path}", params=params).raise_for_status()  # warm up
-                    times = []
-                    for _ in range(args.requests):
-                        started = time.perf_counter()
-                        client.get(f"{base}/{path}", params=params).raise_for_status()
-                        times.append(time.perf_counter() - started)
                     label = f"/{path}" + ("?" + urlencode(params) if params else "")
-                    print(
-                        f"  {label:<26} median {statistics.median(times) * 1000:6.1f} ms  "
-                        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:6.1f} ms"
-                    )
+                    timed(client, f"{base}/{path}", params, label, args.requests)
+                root = f"http://127.0.0.1:{server.http_port}"
+                assets = sum(
+                    len(client.get(f"{root}/assets/{name}").content)
+                    for name in ("dashboard.css", "dashboard.js")
+                )
+                run = client.get(f"{root}/api/v1/runs", params={"agent_id": ident}).json()
+                print(f"dashboard pages (assets {assets / 1024:.1f} KB, loaded once)")
+                weights = {"correctness": 0, "latency": 5, "cost": 1, "tool_efficiency": 0}
+                pages = [
+                    ("/", {}),
+                    ("/", {**weights, "robustness": 0}),
+                    (f"/agents/{ident}", {}),
+                    (f"/agents/{ident}", {"version": "2.0"}),
+                    (f"/agents/{ident}/runs", {"outcome": "failure"}),
+                    (f"/runs/{run['items'][0]['id']}", {}),
+                    (f"/agents/{ident}/compare", {}),
+                ]
+                for path, params in pages:
+                    short = path.replace(ident, "{id}").replace(run["items"][0]["id"], "{run}")
+                    label = short + ("?" + urlencode(params) if params else "")
+                    timed(client, root + path, params, label, args.requests)
         finally:
             server.stop()
+
+
+def timed(client: httpx.Client, url: str, params: dict[str, Any], label: str, count: int) -> None:
+    """Median and p90 over `count` requests after one warm-up, and the size."""
+    body = client.get(url, params=params)  # warm up
+    body.raise_for_status()
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        client.get(url, params=params).raise_for_status()
+        times.append(time.perf_counter() - started)
+    print(
+        f"  {label[:44]:<44} median {statistics.median(times) * 1000:6.1f} ms  "
+        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:6.1f} ms  "
+        f"{len(body.content) / 1024:5.1f} KB"
+    )
 
 
 if __name__ == "__main__":

@@ -110,6 +110,9 @@ class Service:
 def _bind_http(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
+    # A restart binds while the last run's connections sit in TIME_WAIT (as
+    # uvicorn's own sockets do); a second listener on the port is still refused.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:

@@ -13,9 +13,9 @@ from scoring.compare import (
     compare,
     compare_versions,
 )
-from scoring.composite import composite, composite_from_aggregates
+from scoring.composite import composite, composite_from_aggregates, composite_trend
 from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
-from scoring.radar import default_weights, radar, radar_cohort
+from scoring.radar import default_weights, evidence_needed, radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
 from scoring.verification import VerifiedState, verified_state
@@ -30,6 +30,7 @@ __all__ = [
     "Version",
     "compare_versions",
     "default_weights",
+    "evidence_needed",
     "diagnose",
     "Comparison",
     "Composite",
@@ -45,6 +46,7 @@ __all__ = [
     "verified_state",
     "composite",
     "composite_from_aggregates",
+    "composite_trend",
     "parse_weights",
     "pass_hat_k",
     "pass_k",

@@ -69,3 +69,18 @@ def composite_from_aggregates(
         completed_runs=completed_runs,
         successful_runs=successful_runs,
     )
+
+
+def composite_trend(runs: Iterable[RunRecord], windows: int) -> list[float | None]:
+    """The composite over time: completed runs in order of completion (by
+    `ended_at`, then id), cut into at most `windows` consecutive groups of
+    near-equal size, each scored alone. Oldest first; empty without runs."""
+    completed = [r for r in runs if r.status == "completed"]
+    completed.sort(key=lambda r: (r.ended_at is not None, r.ended_at, r.id))
+    count = min(windows, len(completed))
+    trend: list[float | None] = []
+    for index in range(count):
+        group = completed[index * len(completed) // count : (index + 1) * len(completed) // count]
+        scored = composite(group)
+        trend.append(scored.composite_score if scored else None)
+    return trend

@@ -56,6 +56,34 @@ def radar(runs: Iterable[RunRecord], weights: Mapping[str, float] | None = None)
     )
 
 
+def evidence_needed(runs: Iterable[RunRecord]) -> dict[str, int]:
+    """For each axis the cohort leaves null, how many more runs (carrying that
+    axis's figure) would give it a value: a null axis means "no evidence
+    yet", never 0, and this says how far away the evidence is."""
+    cohort = radar_cohort(runs)
+    known_per_task: dict[str, int] = defaultdict(int)
+    for run in cohort:
+        if run.task_id is not None and run.success is not None:
+            known_per_task[run.task_id] += 1
+    has = {
+        "correctness": sum(1 for r in cohort if r.success is not None),
+        "latency": sum(1 for r in cohort if r.latency_ms is not None),
+        "cost": sum(1 for r in cohort if r.cost_usd is not None),
+        "tool_efficiency": sum(1 for r in cohort if r.steps is not None),
+        "robustness": max(known_per_task.values(), default=0),
+    }
+    enough = {
+        "correctness": 1,
+        "latency": policy.RADAR_LATENCY_MIN_RUNS,
+        "cost": 1,
+        "tool_efficiency": 1,
+        "robustness": policy.RADAR_ROBUSTNESS_MIN_OUTCOMES,
+    }
+    return {
+        axis: enough[axis] - has[axis] for axis in policy.RADAR_AXES if has[axis] < enough[axis]
+    }
+
+
 def default_weights() -> dict[str, float]:
     """Every axis at the default weight (docs/scoring.md "The fitness radar")."""
     return dict.fromkeys(policy.RADAR_AXES, policy.RADAR_DEFAULT_WEIGHT)

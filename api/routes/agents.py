@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, Query, Response
 import scoring
 from api.deps import CallerDep, Cursor, FilterDep, PageSize, StoreDep, WeightsDep
 from api.errors import error
-from api.ports import AgentInfo, ReadStore
+from api.ports import AgentInfo, ReadStore, RunCounts
 from api.render import encode_cursor, page_offset, rfc3339
 from api.schemas import (
     Agent,
@@ -42,15 +42,13 @@ def find_agent(store: ReadStore, agent_id: str) -> AgentInfo:
     return agent
 
 
-@router.get("", response_model=AgentList)
-def list_agents(
-    store: StoreDep,
-    page_size: PageSize = 50,
-    cursor: Cursor = None,
-    all: Annotated[bool, Query(description="also list services that ran no agent")] = False,
-) -> AgentList:
-    """Leaderboard: by composite (nulls last), then name."""
-    rows = [a for a in store.agents() if all or a.listed]
+def ranked_agents(
+    store: ReadStore, everything: bool
+) -> list[tuple[scoring.Composite | None, AgentInfo]]:
+    """Every listed agent with its composite, in leaderboard order: by
+    composite (nulls last), then name, then id. The API's list and the
+    dashboard's board both page through this."""
+    rows = [a for a in store.agents() if everything or a.listed]
     composites = store.composites()
     scored = [(composites.get(a.id), a) for a in rows]
     scored.sort(
@@ -61,6 +59,18 @@ def list_agents(
             item[1].id,
         )
     )
+    return scored
+
+
+@router.get("", response_model=AgentList)
+def list_agents(
+    store: StoreDep,
+    page_size: PageSize = 50,
+    cursor: Cursor = None,
+    all: Annotated[bool, Query(description="also list services that ran no agent")] = False,
+) -> AgentList:
+    """Leaderboard: by composite (nulls last), then name."""
+    scored = ranked_agents(store, all)
     start = page_offset(cursor) if cursor else 0
     page = scored[start : start + page_size]
     more = start + page_size < len(scored)
@@ -115,8 +125,13 @@ def stats(agent_id: str, store: StoreDep, where: FilterDep) -> Stats:
     runs the filters keep (all of them without filters: the canonical one)."""
     agent = find_agent(store, agent_id)
     counts, result = store.summary(agent.id, where)
+    return stats_of(agent.id, counts, result)
+
+
+def stats_of(agent_id: str, counts: RunCounts, result: scoring.Composite | None) -> Stats:
+    """/stats from the counts and the composite (rounded as docs/api.md says)."""
     return Stats(
-        agent_id=agent.id,
+        agent_id=agent_id,
         composite_score=result.composite_score if result else None,
         total_runs=counts.total,
         completed_runs=counts.completed,
@@ -173,8 +188,17 @@ def fitness(
     owner = caller.personal()
     if parsed is None and owner is not None:
         parsed = saved.radar_weights(owner)
-    radar = scoring.radar(store.radar_runs(agent.id, where), parsed)
     canonical = store.composite(agent.id)  # the headline: never filtered
+    return fitness_of(store.radar_runs(agent.id, where), parsed, canonical)
+
+
+def fitness_of(
+    cohort: list[scoring.RunRecord],
+    weights: dict[str, float] | None,
+    canonical: scoring.Composite | None,
+) -> Fitness:
+    """/fitness from the radar cohort, the weights and the headline composite."""
+    radar = scoring.radar(cohort, weights)
     return Fitness(
         correctness=radar.correctness,
         latency=radar.latency,
@@ -188,6 +212,7 @@ def fitness(
         latency_p50_ms=radar.latency_p50_ms,
         cost_p50_usd=radar.cost_p50_usd,
         steps_p50=radar.steps_p50,
+        evidence_needed=scoring.evidence_needed(cohort),
     )
 
 
@@ -195,7 +220,10 @@ def fitness(
 def reliability(agent_id: str, store: StoreDep, where: FilterDep) -> Reliability:
     """pass^k per qualifying task and their mean (docs/scoring.md "pass^k")."""
     agent = find_agent(store, agent_id)
-    result = store.repeatability(agent.id, where)
+    return reliability_of(store.repeatability(agent.id, where))
+
+
+def reliability_of(result: scoring.Repeatability) -> Reliability:
     return Reliability(
         pass_1=result.pass_1,
         pass_3=result.pass_3,

@@ -28,7 +28,7 @@ from api.loop_schemas import (
     VersionItem,
     VersionList,
 )
-from api.ports import ReadStore, RunFilter
+from api.ports import CohortRun, ReadStore, RunFilter
 from api.render import rfc3339
 from api.routes.agents import find_agent
 
@@ -76,13 +76,7 @@ def compare(
     """
     agent = find_agent(store, agent_id)
     if base is None or head is None:
-        newest = [_name(v.version) for v in store.versions(agent.id)]
-        if head is None:
-            head = next((v for v in newest if v != base), None)
-        if base is None:
-            base = next((v for v in newest if v != head), None)
-        if base is None or head is None:
-            raise HTTPException(422, "the agent has fewer than two versions to compare")
+        base, head = default_sides([v.version for v in store.versions(agent.id)], base, head)
     result = scoring.compare_versions(
         _version(store, agent.id, base), _version(store, agent.id, head)
     )
@@ -109,7 +103,11 @@ def diagnostics(
 ) -> Diagnostics:
     """The weakest axis, and what costs each axis its points (the fitness cohort)."""
     agent = find_agent(store, agent_id)
-    cohort = store.cohort(agent.id, where)
+    return diagnostics_of(agent.id, store.cohort(agent.id, where), limit)
+
+
+def diagnostics_of(agent_id: str, cohort: list[CohortRun], limit: int) -> Diagnostics:
+    """/diagnostics from the fitness cohort (with each run's version)."""
     version_of = {run.record.id: run.version for run in cohort}
     result = scoring.diagnose([run.record for run in cohort], limit)
     axes: dict[str, AxisDiagnosis] = {}
@@ -134,7 +132,21 @@ def diagnostics(
                 if isinstance(o, scoring.RunOffender)
             ]
         axes[axis] = AxisDiagnosis(score=found.score, offenders=offenders)
-    return Diagnostics(agent_id=agent.id, weakest_axis=result.weakest_axis, axes=axes)
+    return Diagnostics(agent_id=agent_id, weakest_axis=result.weakest_axis, axes=axes)
+
+
+def default_sides(
+    newest_first: list[str | None], base: str | None, head: str | None
+) -> tuple[str, str]:
+    """What is not named: head the newest version, base the newest other one."""
+    names = [_name(v) for v in newest_first]
+    if head is None:
+        head = next((v for v in names if v != base), None)
+    if base is None:
+        base = next((v for v in names if v != head), None)
+    if base is None or head is None:
+        raise HTTPException(422, "the agent has fewer than two versions to compare")
+    return base, head
 
 
 def _name(version: str | None) -> str:
@@ -147,8 +159,8 @@ def _version(store: ReadStore, agent_id: str, name: str) -> scoring.Version:
     cohort = store.radar_runs(agent_id, where)
     if not cohort:
         raise HTTPException(422, f"version {name!r} has no finished run")
-    composite, repeatability = store.scores(agent_id, where)
-    return scoring.Version(cohort, composite, repeatability)
+    scores = store.scores(agent_id, where)
+    return scoring.Version(cohort, scores.composite, scores.repeatability)
 
 
 def _side(name: str, side: scoring.Side) -> CompareSide:

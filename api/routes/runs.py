@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 
@@ -38,6 +38,10 @@ def list_runs(
     task_id: Annotated[str | None, Query()] = None,
     version: Annotated[str | None, Query(description="the agent version the runs ran")] = None,
     status: Annotated[str | None, Query(description="running, completed, failed, timeout")] = None,
+    outcome: Annotated[
+        Literal["success", "failure", "unknown"] | None,
+        Query(description="success, failure, or unknown (no outcome yet)"),
+    ] = None,
     page_size: PageSize = 50,
     cursor: Cursor = None,
 ) -> RunList:
@@ -48,6 +52,7 @@ def list_runs(
         task_id=task_id,
         status=status,
         version=version,
+        outcome=outcome,
         before=before,
         limit=page_size + 1,
     )

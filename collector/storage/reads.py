@@ -25,6 +25,7 @@ from api.ports import (
     RunCounts,
     RunFilter,
     RunInfo,
+    Scores,
     ToolCallInfo,
     TraceView,
     VersionInfo,
@@ -41,6 +42,9 @@ from collector.storage.trace_spans import trace_spans as trace_records
 from scoring import policy
 
 TERMINAL = tuple(sorted(policy.TERMINAL_STATUSES))
+# A literal, as in the partial index ix_runs_graded's WHERE: with a bound
+# value neither planner would choose that index.
+_IS_GRADED = runs.c.success_source == literal_column(f"'{GRADED}'")
 
 
 class SqlReadStore:
@@ -150,21 +154,9 @@ class SqlReadStore:
         """Counts and the composite from ONE scan of the covering index, and
         the graded runs from the (small) index of graded runs."""
         totals = self._totals(agent_id, where)
-        graded = (
-            select(func.count())
-            .select_from(runs)
-            .where(
-                runs.c.agent_id == agent_id,
-                runs.c.status == "completed",
-                # a literal, as in the partial index's WHERE: a bound value
-                # would not let either planner choose it
-                runs.c.success_source == literal_column(f"'{GRADED}'"),
-                *conditions(where),
-            )
-        )
         with self._db.reader.connect() as conn:
-            graded_runs = int(conn.execute(graded).scalar_one())
-        return replace(counts_of(totals), graded=graded_runs), composite_of(totals)
+            graded = _graded_runs(conn, agent_id, where)
+        return replace(counts_of(totals), graded=graded), composite_of(totals)
 
     def composite(self, agent_id: str) -> scoring.Composite | None:
         return composite_of(self._totals(agent_id))
@@ -191,7 +183,9 @@ class SqlReadStore:
                 runs.c.version, func.min(runs.c.started_ns), func.max(runs.c.started_ns)
             )
             .where(runs.c.agent_id == agent_id)
-            .group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source, runs.c.version)
+            # in the covering index's order (agent, version, status, cost
+            # source): grouped as it is read, no sort
+            .group_by(runs.c.agent_id, runs.c.version, runs.c.status, runs.c.cost_source)
         )
         totals: dict[str | None, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
         spans: dict[str | None, tuple[int, int]] = {}  # version -> first, last start
@@ -218,11 +212,10 @@ class SqlReadStore:
         found.sort(key=lambda v: (v.version is None, -(v.first_run_at or 0.0), v.version or ""))
         return found
 
-    def scores(
-        self, agent_id: str, where: RunFilter
-    ) -> tuple[scoring.Composite | None, scoring.Repeatability]:
-        """The composite and pass^k of the runs a filter keeps, from ONE scan
-        (compare needs both per side; two scans of 50k runs each took ~60 ms)."""
+    def scores(self, agent_id: str, where: RunFilter) -> Scores:
+        """Counts, the composite and pass^k of the runs a filter keeps, from ONE
+        scan (compare needs both per side; two scans of 50k runs each took
+        ~60 ms; the agent page needs all three)."""
         query = (
             select(
                 runs.c.status,
@@ -252,8 +245,22 @@ class SqlReadStore:
                 if status in TERMINAL and success is not None and task is not None:
                     n, c = per_task.get(task, (0, 0))
                     per_task[task] = (n + count, c + (count if success else 0))
-        composite = composite_of({key: tuple(v) for key, v in totals.items()})
-        return composite, scoring.pass_k_from_counts(per_task)
+            graded = _graded_runs(conn, agent_id, where)
+        summed = {key: tuple(v) for key, v in totals.items()}
+        return Scores(
+            replace(counts_of(summed), graded=graded),
+            composite_of(summed),
+            scoring.pass_k_from_counts(per_task),
+        )
+
+    def graded_counts(self) -> dict[str, int]:
+        query = (
+            select(runs.c.agent_id, func.count())
+            .where(runs.c.status == "completed", _IS_GRADED)
+            .group_by(runs.c.agent_id)
+        )
+        with self._db.reader.connect() as conn:
+            return {agent: int(count) for agent, count in conn.execute(query)}
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
         query = (
@@ -275,6 +282,16 @@ class SqlReadStore:
             counts = {t: (int(n), int(c or 0)) for t, n, c in conn.execute(query)}
         return scoring.pass_k_from_counts(counts)
 
+    def completed_runs(self, agent_id: str, limit: int) -> list[scoring.RunRecord]:
+        query = (
+            select(runs)
+            .where(runs.c.agent_id == agent_id, runs.c.status == "completed")
+            .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
+            .limit(limit)
+        )
+        with self._db.reader.connect() as conn:
+            return [_record(r) for r in conn.execute(query)]
+
     def all_runs(self, agent_id: str) -> list[scoring.RunRecord]:
         """Every run of an agent as scoring records (tests and CLI only)."""
         with self._db.reader.connect() as conn:
@@ -288,10 +305,17 @@ class SqlReadStore:
         task_id: str | None,
         status: str | None,
         version: str | None = None,
+        outcome: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]:
         query = select(runs)
+        if outcome == "success":
+            query = query.where(runs.c.success.is_(True))
+        elif outcome == "failure":
+            query = query.where(runs.c.success.is_(False))
+        elif outcome == "unknown":
+            query = query.where(runs.c.success.is_(None))
         if agent_id is not None:
             query = query.where(runs.c.agent_id == agent_id)
         if task_id is not None:
@@ -333,6 +357,17 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+
+
+def _graded_runs(conn: Any, agent_id: str, where: RunFilter) -> int:
+    """Completed runs graded, from the (small) partial index of graded runs."""
+    query = (
+        select(func.count())
+        .select_from(runs)
+        .where(runs.c.agent_id == agent_id, runs.c.status == "completed", _IS_GRADED)
+        .where(*conditions(where))
+    )
+    return int(conn.execute(query).scalar_one())
 
 
 def _record(r: Any) -> scoring.RunRecord:

@@ -66,3 +66,42 @@ def test_scores_in_range_and_order_independent(
     if repeat.pass_1 is not None:
         assert repeat.pass_3 is not None and repeat.pass_5 is not None
         assert repeat.pass_1 >= repeat.pass_3 >= repeat.pass_5
+
+
+@settings(max_examples=200, deadline=None)
+@given(run_lists())
+def test_evidence_is_needed_exactly_for_the_null_axes_and_that_many_runs_fill_them(
+    runs: list[scoring.RunRecord],
+) -> None:
+    radar = scoring.radar(runs)
+    needed = scoring.evidence_needed(runs)
+    assert set(needed) == {
+        axis for axis in scoring.default_weights() if getattr(radar, axis) is None
+    }
+    assert all(count >= 1 for count in needed.values())
+    # that many newer runs, each carrying every figure, on the task nearest to
+    # two known outcomes, fill every axis
+    known: dict[str, int] = {}
+    for run in scoring.radar_cohort(runs):
+        if run.task_id is not None and run.success is not None:
+            known[run.task_id] = known.get(run.task_id, 0) + 1
+    task = max(sorted(known), key=lambda t: known[t], default="filled")
+    latest = max((r.ended_at for r in runs if r.ended_at), default=None)
+    base = latest or datetime(2026, 1, 1, tzinfo=UTC)
+    extra = [
+        scoring.RunRecord(
+            id=f"z{i:03d}",
+            status="completed",
+            success=True,
+            latency_ms=100.0,
+            cost_usd=0.001,
+            steps=1,
+            task_id=task,
+            ended_at=base + timedelta(seconds=i + 1),
+        )
+        for i in range(max(needed.values(), default=0))
+    ]
+    filled = scoring.radar([*runs, *extra])
+    if len(scoring.radar_cohort(runs)) + len(extra) <= 100:
+        for axis in needed:
+            assert getattr(filled, axis) is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -101,3 +101,28 @@ def test_cost_curve_is_flat_beyond_the_last_anchor() -> None:
 def test_running_and_unknown_task_runs_leave_pass_k() -> None:
     runs = [run(i, task_id=None) for i in range(5)] + [run(9, status="running")]
     assert scoring.pass_k(runs).tasks_counted == 0
+
+
+def test_composite_trend_scores_consecutive_groups_of_completed_runs_oldest_first() -> None:
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def run(i: int, success: bool, status: str = "completed") -> scoring.RunRecord:
+        return scoring.RunRecord(
+            id=f"r{i:02d}",
+            status=status,
+            success=success,
+            latency_ms=100.0,
+            cost_usd=0.0,
+            steps=1,
+            task_id="t",
+            ended_at=base + timedelta(seconds=i),
+        )
+
+    # four failures, then four successes, delivered newest first; a running run is no evidence
+    runs = [run(i, i >= 4) for i in reversed(range(8))] + [run(99, True, "running")]
+    assert scoring.composite_trend(runs, 2) == [0.0, 100.0]
+    assert scoring.composite_trend(runs, 4) == [0.0, 0.0, 100.0, 100.0]
+    assert len(scoring.composite_trend(runs, 50)) == 8  # one run per group at most
+    assert scoring.composite_trend([], 10) == []
+    undated = scoring.RunRecord("u", "completed", True, 1.0, 0.0, 1, "t", None)
+    assert scoring.composite_trend([run(1, False), undated], 2) == [100.0, 0.0]  # undated first

@@ -1,0 +1,154 @@
+// badge-collector dashboard: progressive enhancement only. Every page works
+// without this file (forms submit); with it, the board re-ranks as sliders
+// move, pickers apply on change, and a run's trace loads as a waterfall.
+"use strict";
+
+(function () {
+  function debounce(fn, ms) {
+    var timer = null;
+    return function () {
+      clearTimeout(timer);
+      timer = setTimeout(fn, ms);
+    };
+  }
+
+  // Leaderboard: viewer weights re-rank the board for this viewer alone.
+  var weights = document.getElementById("weights");
+  if (weights) {
+    var refresh = debounce(function () {
+      var query = new URLSearchParams(new FormData(weights)).toString();
+      var url = "/?" + query;
+      fetch(url, { headers: { accept: "text/html" } })
+        .then(function (reply) { return reply.ok ? reply.text() : Promise.reject(reply.status); })
+        .then(function (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          var region = fresh.getElementById("board-region");
+          var current = document.getElementById("board-region");
+          if (region && current) {
+            current.replaceWith(document.importNode(region, true));
+            history.replaceState(null, "", url);
+          }
+        })
+        .catch(function () { weights.submit(); });
+    }, 200);
+    weights.querySelectorAll("input[type=range]").forEach(function (slider) {
+      var shown = document.getElementById("v-" + slider.name);
+      slider.addEventListener("input", function () {
+        if (shown) { shown.value = Number(slider.value).toFixed(1); }
+        refresh();
+      });
+    });
+  }
+
+  // Pickers that apply as soon as they change.
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.requestSubmit(); });
+  });
+
+  // Run page: the trace, with the owner's key held in this page's memory only.
+  var form = document.getElementById("trace-form");
+  if (!form) { return; }
+  var status = document.getElementById("trace-status");
+  var target = document.getElementById("trace");
+
+  function text(tag, content, cls) {
+    var node = document.createElement(tag);
+    if (content !== undefined && content !== null) { node.textContent = String(content); }
+    if (cls) { node.className = cls; }
+    return node;
+  }
+
+  function flatten(nodes, depth, out) {
+    nodes.slice().sort(function (a, b) { return a.start - b.start; }).forEach(function (node) {
+      out.push({ node: node, depth: depth });
+      flatten(node.children || [], depth + 1, out);
+    });
+    return out;
+  }
+
+  var FACTS = [
+    ["gen_ai.usage.input_tokens", "in"], ["gen_ai.usage.prompt_tokens", "in"],
+    ["llm.token_count.prompt", "in"], ["gen_ai.usage.output_tokens", "out"],
+    ["gen_ai.usage.completion_tokens", "out"], ["llm.token_count.completion", "out"],
+    ["gen_ai.usage.cost", "$"], ["llm.cost.total", "$"], ["badge.cost.usd", "$"],
+    ["gen_ai.tool.name", "tool"], ["gen_ai.request.model", "model"]
+  ];
+
+  function facts(attributes) {
+    var seen = {};
+    var parts = [];
+    FACTS.forEach(function (pair) {
+      var value = attributes ? attributes[pair[0]] : undefined;
+      if (value !== undefined && !seen[pair[1]]) {
+        seen[pair[1]] = true;
+        parts.push(pair[1] + " " + value);
+      }
+    });
+    return parts.join(" · ");
+  }
+
+  function render(trace) {
+    target.textContent = "";
+    var rows = flatten(trace.spans || [], 0, []);
+    if (!rows.length) {
+      status.textContent = "No span of this run is stored (retention may have removed them).";
+      return;
+    }
+    var first = Math.min.apply(null, rows.map(function (r) { return r.node.start; }));
+    var last = Math.max.apply(null, rows.map(function (r) { return r.node.end; }));
+    var total = Math.max(last - first, 1);
+    var list = text("ol", null, "spans");
+    list.setAttribute("aria-label", "Spans in start order, nested by parent");
+    rows.forEach(function (row) {
+      var node = row.node;
+      var how = node.classification || {};
+      var item = text("li", null, "span " + (how.counted ? "counted" : "not-counted"));
+      item.dataset.spanId = node.span_id;
+      item.dataset.role = how.role || "";
+      var label = text("div", null, "label");
+      label.style.paddingLeft = (row.depth * 1.1) + "em";
+      label.appendChild(text("span", node.name, "name"));
+      label.appendChild(text("span", how.role || "other", "tag role"));
+      var why = how.counted ? "counted" : (how.reason || "not counted");
+      label.appendChild(text("span", why, "why"));
+      item.appendChild(label);
+      var lane = text("div", null, "lane");
+      var bar = text("div", null, "bar" + (node.status && node.status.code === "error" ? " error" : ""));
+      bar.style.left = (100 * (node.start - first) / total).toFixed(2) + "%";
+      bar.style.width = Math.max(0.4, 100 * (node.end - node.start) / total).toFixed(2) + "%";
+      var ms = (node.end - node.start) / 1e6;
+      bar.title = node.name + ": " + ms.toFixed(1) + " ms";
+      lane.appendChild(bar);
+      item.appendChild(lane);
+      var more = text("details", null, "more");
+      more.appendChild(text("summary", ms.toFixed(1) + " ms · rule " + (how.rule || "none") +
+        (facts(node.attributes) ? " · " + facts(node.attributes) : "")));
+      more.appendChild(text("pre", JSON.stringify({
+        status: node.status, attributes: node.attributes, events: node.events
+      }, null, 2), "text"));
+      item.appendChild(more);
+      list.appendChild(item);
+    });
+    target.appendChild(list);
+    status.textContent = rows.length + " spans" + (trace.truncated ? " (truncated at 10,000)" : "") + ".";
+  }
+
+  function load() {
+    var key = document.getElementById("trace-key");
+    var headers = { accept: "application/json" };
+    if (key && key.value) { headers.authorization = "Bearer " + key.value.trim(); }
+    status.textContent = "Loading…";
+    fetch("/api/v1/runs/" + encodeURIComponent(form.dataset.runId) + "/trace", { headers: headers })
+      .then(function (reply) {
+        return reply.json().then(function (body) {
+          if (!reply.ok) { throw new Error(body.detail || ("HTTP " + reply.status)); }
+          return body;
+        });
+      })
+      .then(render)
+      .catch(function (error) { status.textContent = "Could not load the trace: " + error.message; });
+  }
+
+  form.addEventListener("submit", function (event) { event.preventDefault(); load(); });
+  if (form.dataset.open === "true") { load(); }
+})();
