@@ -1,6 +1,6 @@
 """Read latency with 100,000 runs stored for one agent.
 
-    python bench/reads.py [--runs 100000] [--requests 30]
+    python bench/reads.py [--runs 100000] [--requests 30] [--store sqlite|postgresql]
 
 Fills a fresh SQLite database's runs table directly (the read path does not
 care how runs got there), starts a real collector on it, and prints the
@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -29,16 +30,21 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from collector.assembly.identity import agent_id  # noqa: E402
-from collector.storage.dialect import insert_ignore_rows, upsert_rows  # noqa: E402
+from collector.storage.dialect import (  # noqa: E402
+    fold_run_deltas,
+    insert_ignore_rows,
+    upsert_rows,
+)
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
 from collector.storage.tables import agents, runs  # noqa: E402
 from tests.integration.processes import start_server  # noqa: E402
+from tests.postgres import PostgresCluster  # noqa: E402
 
 
-def fill(db_path: Path, count: int) -> str:
-    db = open_database(f"sqlite:///{db_path}", synchronous="OFF")
+def fill(url: str, count: int) -> str:
+    db = open_database(url, synchronous="OFF")
     create_schema(db)
     ident = agent_id("bench", "big-agent")
     rnd = random.Random(3)
@@ -87,7 +93,14 @@ def fill(db_path: Path, count: int) -> str:
             ("id", "owner", "name", "first_seen_at"),
             [(ident, "bench", "big-agent", 0.0)],
         )
-        upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+        for start in range(0, len(rows), 50_000):
+            upsert_rows(conn, runs, RUN_COLUMNS, rows[start : start + 50_000], key=("id",))
+    with db.writer.begin() as conn:  # the kept sums, as the sweeper folds them
+        while fold_run_deltas(conn):
+            pass
+    if db.dialect == "postgresql":  # what autovacuum has done by the time 1M runs are stored
+        with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
     db.dispose()
     return ident
 
@@ -96,25 +109,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        db_path = Path(tmp) / "reads.db"
-        ident = fill(db_path, args.runs)
-        server = start_server(db_path, "--insecure")
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        url = f"sqlite:///{Path(tmp) / 'reads.db'}"
+        if args.store == "postgresql":
+            url = stack.enter_context(PostgresCluster()).create_database()
+        started = time.perf_counter()
+        ident = fill(url, args.runs)
+        print(f"{args.store}: {args.runs:,} runs stored in {time.perf_counter() - started:.0f} s")
+        server = start_server(url, "--insecure")
         try:
-            base = f"http://127.0.0.1:{server.http_port}/api/v1/agents/{ident}"
+            root = f"http://127.0.0.1:{server.http_port}"
+            base = f"{root}/api/v1/agents/{ident}"
             with httpx.Client(timeout=60) as client:
                 print(
                     f"{args.runs} runs stored for one agent, half of them version 1.0 and "
                     f"half 2.0; {args.requests} requests each"
                 )
+                timed(client, f"{root}/api/v1/agents", {}, "/agents (leaderboard)", args.requests)
                 views = [(path, {}) for path in ("stats", "fitness", "reliability", "diagnostics")]
                 views += [(path, {"version": "2.0"}) for path in ("stats", "fitness")]
                 views += [("compare", {"base": "1.0", "head": "2.0"}), ("versions", {})]
                 for path, params in views:
                     label = f"/{path}" + ("?" + urlencode(params) if params else "")
                     timed(client, f"{base}/{path}", params, label, args.requests)
-                root = f"http://127.0.0.1:{server.http_port}"
                 assets = sum(
                     len(client.get(f"{root}/assets/{name}").content)
                     for name in ("dashboard.css", "dashboard.js")

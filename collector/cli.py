@@ -29,6 +29,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--max-inflight-bytes": ("max_inflight_bytes", int),
     "--queue-max-spans": ("queue_max_spans", int),
     "--span-retention-days": ("span_retention_days", float),
+    "--retention-interval": ("retention_interval_s", float),
     "--sqlite-synchronous": ("sqlite_synchronous", str),
     "--assembly-delay": ("assembly_delay_s", float),
     "--sweep-interval": ("sweep_interval_s", float),

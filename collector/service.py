@@ -140,6 +140,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         delay_s=settings.assembly_delay_s,
         sweep_interval_s=settings.sweep_interval_s,
         retention_s=settings.span_retention_days * 86400.0,
+        retention_every_s=settings.retention_interval_s,
     )
     writer = BatchWriter(
         db, settings.queue_max_spans, RunCommitHook(recomputer, metrics), metrics, clock=clock

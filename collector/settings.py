@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     )
     queue_max_spans: int = Field(200_000, gt=0, description="ingest queue bound")
     span_retention_days: float = Field(30.0, gt=0, description="older spans are deleted")
+    retention_interval_s: float = Field(
+        3600.0, gt=0, description="how often a retention pass starts"
+    )
     sqlite_synchronous: str = Field(
         "FULL", description="SQLite synchronous pragma; NORMAL trades durability for speed"
     )

@@ -39,6 +39,7 @@ from collector.runs.store import (
     span_counts,
     stale_pending,
 )
+from collector.storage.dialect import fold_run_deltas
 from collector.storage.engine import Database
 from collector.storage.rows import SpanRow
 from collector.storage.sweeper_lease import SweeperLease
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 TraceKey = tuple[str, str]
 _MAX_TRACES_PER_TXN = 500
-_RETENTION_EVERY_S = 3600.0
 # A pending mark this old was left by a process that stopped (or is far
 # behind): the sweeper recomputes its trace. At start every mark is taken.
 _PENDING_STALE_S = 30.0
@@ -73,6 +73,7 @@ class RunRecomputer:
         delay_s: float = 0.2,
         sweep_interval_s: float = 1.0,
         retention_s: float = 30 * 86400.0,
+        retention_every_s: float = 3600.0,
     ) -> None:
         self._db = db
         self._timers = timers
@@ -81,6 +82,7 @@ class RunRecomputer:
         self._delay_s = delay_s
         self._sweep_interval_s = sweep_interval_s
         self._retention_s = retention_s
+        self._retention_every_s = retention_every_s
         self._writer: JobSink | None = None
         self._pending: set[TraceKey] = set()
         self._fresh_rows: list[list[SpanRow]] = []
@@ -89,6 +91,7 @@ class RunRecomputer:
         self._stopping = False
         self._last_retention = 0.0
         self._swept = False  # the first sweep takes every pending mark
+        self._retention: threading.Thread | None = None
         self._cache = TraceCache()
         self._lease = SweeperLease(db)
         self._thread = threading.Thread(target=self._run, name="run-recompute", daemon=True)
@@ -121,6 +124,8 @@ class RunRecomputer:
             self._stopping = True
             self._cond.notify()
         self._thread.join(60)
+        if self._retention is not None:
+            self._retention.join(60)
         self._lease.release()
         for _ in range(10):  # a trace that changed under us is queued again
             self.process_pending()
@@ -155,12 +160,30 @@ class RunRecomputer:
             due |= stale_pending(conn, now - _PENDING_STALE_S if self._swept else math.inf)
         self._swept = True
         self.notify(due)
-        if now - self._last_retention >= _RETENTION_EVERY_S:
+        # The kept run sums: pending changes folded in (storage.kept_totals).
+        self._write(fold_run_deltas)
+        passing = self._retention is not None and self._retention.is_alive()
+        if now - self._last_retention >= self._retention_every_s and not passing:
             self._last_retention = now
-            cutoff = now - self._retention_s
-            deleted = self._write(lambda conn: delete_old_spans(conn, cutoff)).result()
-            if deleted:
-                log.info("retention: deleted %d spans", deleted)
+            # Its own thread: a pass of many steps must not hold up recomputation.
+            self._retention = threading.Thread(
+                target=self._retain, args=(now - self._retention_s,), name="retention", daemon=True
+            )
+            self._retention.start()
+
+    def _retain(self, cutoff: float) -> None:
+        """A retention pass, in steps: each is one job among the exports'
+        commits, so a pass that deletes millions never stops ingest."""
+        total = 0
+        try:
+            while deleted := self._write(lambda conn: delete_old_spans(conn, cutoff)).result():
+                total += deleted
+                if self._stopping:
+                    break
+        except Exception:
+            log.exception("retention pass failed; the next one goes on")
+        if total:
+            log.info("retention: deleted %d spans and trace rows", total)
 
     def recompute(self, traces: set[TraceKey]) -> None:
         waiting: list[tuple[str, list[str], Future[Any]]] = []

@@ -310,6 +310,58 @@ def hold_runs(conn: Connection, run_ids: Sequence[str]) -> None:
         cur.execute("DELETE FROM runs WHERE id = ANY(%s)", (held,))
 
 
+# run_deltas -> run_totals (migration 0009): keys, sums, and how each sum folds.
+_TOTALS_KEY: Final = "agent_id, version_key, status, cost_source_key, success_key, task_key"
+_TOTALS_ADDED: Final = ("runs", "latency_sum", "latency_n", "cost_sum", "graded", "listed")
+_FOLD_BATCH: Final = 50_000
+
+
+def fold_run_deltas(conn: Connection) -> int:
+    """Move the oldest pending run changes into run_totals; returns how many
+    sum rows that changed (0: nothing was pending).
+
+    Only the sweeper folds, so only it writes run_totals; writers of runs
+    append to run_deltas and never wait on a shared sum row. PostgreSQL: the
+    rows summed are exactly the rows deleted (one statement, one snapshot),
+    so a change committed meanwhile waits for the next fold.
+    """
+    postgresql = is_postgresql(conn)
+    least, greatest = ("LEAST", "GREATEST") if postgresql else ("min", "max")
+    updates = ", ".join(f"{c} = run_totals.{c} + excluded.{c}" for c in _TOTALS_ADDED)
+    # SQLite's two-argument min/max are NULL when either is; PostgreSQL's
+    # LEAST/GREATEST skip NULLs: COALESCE gives both that reading.
+    updates += (
+        f", first_started = COALESCE({least}(run_totals.first_started, excluded.first_started), "
+        "run_totals.first_started, excluded.first_started)"
+        f", last_started = COALESCE({greatest}(run_totals.last_started, excluded.last_started), "
+        "run_totals.last_started, excluded.last_started)"
+    )
+    sums = ", ".join(f"sum({c})" for c in _TOTALS_ADDED)
+    columns = f"{_TOTALS_KEY}, {', '.join(_TOTALS_ADDED)}, first_started, last_started"
+    folded = (
+        f"INSERT INTO run_totals ({columns}) SELECT {_TOTALS_KEY}, {sums}, "
+        "min(first_started), max(last_started) FROM {source} WHERE true "
+        f"GROUP BY {_TOTALS_KEY} ON CONFLICT ({_TOTALS_KEY}) DO UPDATE SET {updates}"
+    )
+    cur = cursor(conn)
+    if postgresql:
+        cur.execute(
+            "WITH moved AS (DELETE FROM run_deltas WHERE id IN "
+            "(SELECT id FROM run_deltas ORDER BY id LIMIT %s) RETURNING *) "
+            + folded.format(source="moved")
+            + " RETURNING 1",
+            (_FOLD_BATCH,),
+        )
+        return len(cur.fetchall())
+    cur.execute("SELECT id FROM run_deltas ORDER BY id LIMIT 1 OFFSET ?", (_FOLD_BATCH - 1,))
+    row = cur.fetchone()
+    bound = "" if row is None else f" WHERE id <= {int(row[0])}"
+    cur.execute(folded.format(source=f"(SELECT * FROM run_deltas{bound})"))
+    changed = int(cur.rowcount)
+    cur.execute(f"DELETE FROM run_deltas{bound}")
+    return changed
+
+
 def mark_pending(conn: Connection, traces: Iterable[tuple[str, str]], now: float) -> None:
     """Mark (owner, trace id)s whose runs must be recomputed (`pending_traces`).
 
@@ -347,8 +399,9 @@ def _for_traces(
     cursor(conn).execute(postgresql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
 
 
-def delete_unused_traces(conn: Connection, older_than: float) -> None:
-    """Retention of trace rows no span refers to any more.
+def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int:
+    """Retention of trace rows no span refers to any more: at most `limit`,
+    the oldest numbers first (where the old ones are). Returns how many.
 
     PostgreSQL: never waits on a row a writer holds right now (that writer
     may be waiting for this transaction: a duplicate of a span being
@@ -358,16 +411,28 @@ def delete_unused_traces(conn: Connection, older_than: float) -> None:
     unused = (
         "touched_at < :t AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.trace_ref = traces.id)"
     )
-    if not is_postgresql(conn):
-        conn.execute(text(f"DELETE FROM traces WHERE {unused}"), {"t": older_than})
-        return
-    conn.execute(
+    lock = " FOR UPDATE SKIP LOCKED" if is_postgresql(conn) else ""
+    result = conn.execute(
         text(
             "DELETE FROM traces WHERE id IN "
-            f"(SELECT id FROM traces WHERE {unused} FOR UPDATE SKIP LOCKED)"
+            f"(SELECT id FROM traces WHERE {unused} ORDER BY id LIMIT :n{lock})"
         ),
-        {"t": older_than},
+        {"t": older_than, "n": limit},
     )
+    return int(result.rowcount)
+
+
+def delete_old_span_rows(conn: Connection, older_than: float, limit: int) -> int:
+    """At most `limit` spans received before `older_than`, the oldest rows
+    first: row ids grow with arrival, so the old spans are found at once."""
+    result = conn.execute(
+        text(
+            "DELETE FROM spans WHERE id IN "
+            "(SELECT id FROM spans WHERE received_at < :t ORDER BY id LIMIT :n)"
+        ),
+        {"t": older_than, "n": limit},
+    )
+    return int(result.rowcount)
 
 
 # Keys of the session/transaction advisory locks (PostgreSQL), one per role.

@@ -9,7 +9,7 @@ loads every run of an agent into Python.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +31,7 @@ from api.ports import (
     VersionInfo,
 )
 from collector.assembly.runs import Timers
+from collector.storage import kept_totals
 from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, ping
 from collector.storage.grades import GRADED, grade_of
@@ -69,41 +70,30 @@ class SqlReadStore:
         principal = self._keys.authenticate(key)
         return KeyHolder(principal.owner, principal.role) if principal else None
 
-    def _agent_rows(self, *conditions: Any) -> list[AgentInfo]:
-        listed = func.max(
-            case((or_(runs.c.task_id.is_not(None), runs.c.has_agent_span), 1), else_=0)
-        )
-        query = (
-            select(
-                agents.c.id,
-                agents.c.owner,
-                agents.c.name,
-                agents.c.first_seen_at,
-                func.max(runs.c.started_ns).label("last_ns"),
-                func.count(runs.c.id).label("total"),
-                listed.label("listed"),
-            )
-            .select_from(agents.outerjoin(runs, runs.c.agent_id == agents.c.id))
-            .where(agents.c.deleted_at.is_(None), *conditions)
-            .group_by(agents.c.id, agents.c.owner, agents.c.name, agents.c.first_seen_at)
+    def agents(self) -> list[AgentInfo]:
+        """Every live agent with its runs, last run and whether it is listed,
+        from the kept sums (no scan of runs)."""
+        query = select(agents.c.id, agents.c.owner, agents.c.name, agents.c.first_seen_at).where(
+            agents.c.deleted_at.is_(None)
         )
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
-        return [
-            AgentInfo(
-                id=r.id,
-                owner=r.owner,
-                name=r.name,
-                first_seen_at=r.first_seen_at,
-                last_run_at=r.last_ns / 1e9 if r.last_ns is not None else None,
-                total_runs=int(r.total),
-                listed=bool(r.listed),
+            sums = kept_totals.agent_rows(conn)
+        found = []
+        for r in rows:
+            count, last_ns, listed = sums.get(r.id, (0, None, False))
+            found.append(
+                AgentInfo(
+                    id=r.id,
+                    owner=r.owner,
+                    name=r.name,
+                    first_seen_at=r.first_seen_at,
+                    last_run_at=last_ns / 1e9 if last_ns is not None and count else None,
+                    total_runs=count,
+                    listed=listed,
+                )
             )
-            for r in rows
-        ]
-
-    def agents(self) -> list[AgentInfo]:
-        return self._agent_rows()
+        return found
 
     def agent(self, agent_id: str) -> AgentInfo | None:
         """One agent without joining its runs: index lookups only."""
@@ -132,20 +122,23 @@ class SqlReadStore:
     def _totals(
         self, agent_id: str, where: RunFilter = ALL_RUNS
     ) -> dict[tuple[str, str | None], tuple[Any, ...]]:
-        """One covering-index scan: per (status, cost source) the sums scoring needs."""
-        query = TOTALS.where(runs.c.agent_id == agent_id, *conditions(where)).group_by(
-            runs.c.agent_id, runs.c.status, runs.c.cost_source
-        )
+        """Per (status, cost source) the sums scoring needs: kept, or with a
+        time window one covering-index scan."""
         with self._db.reader.connect() as conn:
+            if kept_totals.keepable(where):
+                rows = kept_totals.totals_rows(conn, agent_id, where)
+                return {(r[1], r[2]): tuple(r[3:]) for r in rows}
+            query = TOTALS.where(runs.c.agent_id == agent_id, *conditions(where)).group_by(
+                runs.c.agent_id, runs.c.status, runs.c.cost_source
+            )
             return {(r.status, r.cost_source): tuple(r[3:]) for r in conn.execute(query)}
 
     def composites(self) -> dict[str, scoring.Composite | None]:
-        """Every agent's composite from one scan (the leaderboard's one query)."""
-        query = TOTALS.group_by(runs.c.agent_id, runs.c.status, runs.c.cost_source)
+        """Every agent's composite from the kept sums (the leaderboard)."""
         totals: dict[str, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
         with self._db.reader.connect() as conn:
-            for r in conn.execute(query):
-                totals.setdefault(r.agent_id, {})[(r.status, r.cost_source)] = tuple(r[3:])
+            for agent, status, source, *sums in kept_totals.totals_rows(conn, None, ALL_RUNS):
+                totals.setdefault(agent, {})[(status, source)] = tuple(sums)
         return {agent: composite_of(sums) for agent, sums in totals.items()}
 
     def summary(
@@ -168,8 +161,16 @@ class SqlReadStore:
         """The radar's cohort: the latest terminal runs (docs/scoring.md)."""
         query = (
             select(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.status.in_(TERMINAL), *conditions(where))
-            .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
+            .where(
+                runs.c.agent_id == agent_id,
+                runs.c.status.in_(TERMINAL),
+                # A terminal run always has terminal_at. Said, and with no NULLS
+                # LAST, PostgreSQL reads (agent_id, terminal_at) backwards and
+                # stops at 100 (54 -> 0.7 ms at 200k runs); it sorted them all.
+                runs.c.terminal_at.is_not(None),
+                *conditions(where),
+            )
+            .order_by(runs.c.terminal_at.desc(), runs.c.id.desc())
             .limit(policy.RADAR_COHORT_SIZE)
         )
         with self._db.reader.connect() as conn:
@@ -177,23 +178,19 @@ class SqlReadStore:
         return [CohortRun(_record(r), r.version) for r in rows]
 
     def versions(self, agent_id: str) -> list[VersionInfo]:
-        """Every version of the agent (null included): newest first by first run."""
-        sums = (
-            TOTALS.add_columns(
-                runs.c.version, func.min(runs.c.started_ns), func.max(runs.c.started_ns)
-            )
-            .where(runs.c.agent_id == agent_id)
-            # in the covering index's order (agent, version, status, cost
-            # source): grouped as it is read, no sort
-            .group_by(runs.c.agent_id, runs.c.version, runs.c.status, runs.c.cost_source)
-        )
+        """Every version of the agent (null included): newest first by first run.
+
+        From the kept sums; first and last run are the earliest and latest
+        start the version ever had (a run deleted later leaves them)."""
         totals: dict[str | None, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
         spans: dict[str | None, tuple[int, int]] = {}  # version -> first, last start
-        with self._db.reader.connect() as conn:  # one scan of the covering index
-            for r in conn.execute(sums):
-                totals.setdefault(r.version, {})[(r.status, r.cost_source)] = tuple(r[3:8])
-                first, last = spans.get(r.version, (r[9], r[10]))
-                spans[r.version] = (min(first, r[9]), max(last, r[10]))
+        with self._db.reader.connect() as conn:
+            for version, status, source, *sums, first_ns, last_ns in kept_totals.version_rows(
+                conn, agent_id
+            ):
+                totals.setdefault(version, {})[(status, source)] = tuple(sums)
+                first, last = spans.get(version, (first_ns, last_ns))
+                spans[version] = (min(first, first_ns), max(last, last_ns))
         found = []
         for version, (first_ns, last_ns) in spans.items():
             sums_of = totals[version]
@@ -233,9 +230,12 @@ class SqlReadStore:
         totals: dict[tuple[str, str | None], list[Any]] = {}
         per_task: dict[str, tuple[int, int]] = {}
         with self._db.reader.connect() as conn:
-            for status, source, success, task, count, lat_sum, lat_n, cost_sum in conn.execute(
-                query
-            ):
+            rows: Iterable[Any] = (
+                kept_totals.outcome_rows(conn, agent_id, where)
+                if kept_totals.keepable(where)
+                else conn.execute(query)
+            )
+            for status, source, success, task, count, lat_sum, lat_n, cost_sum in rows:
                 sums = totals.setdefault((status, source), [0, 0, 0.0, 0, 0.0])
                 sums[0] += count
                 sums[1] += count if success is True else 0
@@ -254,15 +254,12 @@ class SqlReadStore:
         )
 
     def graded_counts(self) -> dict[str, int]:
-        query = (
-            select(runs.c.agent_id, func.count())
-            .where(runs.c.status == "completed", _IS_GRADED)
-            .group_by(runs.c.agent_id)
-        )
         with self._db.reader.connect() as conn:
-            return {agent: int(count) for agent, count in conn.execute(query)}
+            return dict(kept_totals.graded_rows(conn, None, ALL_RUNS))
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
+        if kept_totals.keepable(where):
+            return self.scores(agent_id, where).repeatability
         query = (
             select(
                 runs.c.task_id,
@@ -285,8 +282,12 @@ class SqlReadStore:
     def completed_runs(self, agent_id: str, limit: int) -> list[scoring.RunRecord]:
         query = (
             select(runs)
-            .where(runs.c.agent_id == agent_id, runs.c.status == "completed")
-            .order_by(runs.c.terminal_at.desc().nulls_last(), runs.c.id.desc())
+            .where(
+                runs.c.agent_id == agent_id,
+                runs.c.status == "completed",
+                runs.c.terminal_at.is_not(None),  # always, said: see cohort()
+            )
+            .order_by(runs.c.terminal_at.desc(), runs.c.id.desc())
             .limit(limit)
         )
         with self._db.reader.connect() as conn:
@@ -360,7 +361,9 @@ class SqlReadStore:
 
 
 def _graded_runs(conn: Any, agent_id: str, where: RunFilter) -> int:
-    """Completed runs graded, from the (small) partial index of graded runs."""
+    """Completed runs graded: kept, or from the (small) partial index of graded runs."""
+    if kept_totals.keepable(where):
+        return sum(graded for _, graded in kept_totals.graded_rows(conn, agent_id, where))
     query = (
         select(func.count())
         .select_from(runs)

@@ -3,6 +3,8 @@ distinct resources of those spans, runs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -12,6 +14,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     SmallInteger,
     String,
     Table,
@@ -170,33 +173,9 @@ runs = Table(
     Index("ix_runs_trace", "owner", "trace_id"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
-    # Covers every per-agent aggregate of the read API (composite sums, status
-    # counts, cost sources, pass^k per task): they never touch the wide rows.
-    Index(
-        "ix_runs_agent_totals",
-        "agent_id",
-        "status",
-        "cost_source",
-        "success",
-        "task_id",
-        "latency_ms",
-        "cost_usd",
-    ),
     Index("ix_runs_check", "check_at"),
-    # Per-version views (docs/loop.md): the same sums per version, covered,
-    # and each version's newest runs for its cohort.
-    Index(
-        "ix_runs_agent_version_totals",
-        "agent_id",
-        "version",
-        "status",
-        "cost_source",
-        "success",
-        "task_id",
-        "latency_ms",
-        "cost_usd",
-        "started_ns",
-    ),
+    # Each version's newest runs (its cohort); per-agent and per-version sums
+    # are kept in run_totals (migration 0009), not summed from an index.
     Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
     # /stats graded_runs: graded runs only, so counting them costs nothing
     # while few are graded (the totals index does not hold success_source).
@@ -209,6 +188,59 @@ runs = Table(
         sqlite_where=text("success_source = 'graded'"),
         postgresql_where=text("success_source = 'graded'"),
     ),
+)
+
+
+# Per-agent sums of runs, kept as runs change (migration 0009's triggers), so
+# the headline views read a few rows however many runs an agent has. A key
+# column holds '' for NULL and '=' + the value otherwise (a unique key cannot
+# match NULLs; the cost source is never empty, so it is kept as it is);
+# success is 0, 1, or 2 for unknown.
+def _totals_key() -> tuple[Column[Any], ...]:
+    return (
+        Column("agent_id", String(36), nullable=False),
+        Column("version_key", Text, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("cost_source_key", String(16), nullable=False),
+        Column("success_key", SmallInteger, nullable=False),
+        Column("task_key", Text, nullable=False),
+    )
+
+
+def _totals_sums() -> tuple[Column[Any], ...]:
+    return (
+        Column("runs", BigInteger, nullable=False),
+        Column("latency_sum", Float, nullable=False),
+        Column("latency_n", BigInteger, nullable=False),
+        Column("cost_sum", Float, nullable=False),
+        Column("graded", BigInteger, nullable=False),
+        Column("listed", BigInteger, nullable=False),  # runs with a task id or an agent span
+        Column("first_started", BigInteger),  # min started_ns (a deleted run leaves it)
+        Column("last_started", BigInteger),  # max started_ns
+    )
+
+
+TOTALS_KEY_COLUMNS = tuple(c.name for c in _totals_key())
+TOTALS_SUM_COLUMNS = tuple(c.name for c in _totals_sums())
+
+run_totals = Table(
+    "run_totals",
+    metadata,
+    *_totals_key(),
+    *_totals_sums(),
+    PrimaryKeyConstraint(*TOTALS_KEY_COLUMNS, name="pk_run_totals"),
+)
+
+# What changed since the sweeper last folded the changes into run_totals:
+# written by a trigger per run write, append-only (no row two writers share),
+# read together with run_totals.
+run_deltas = Table(
+    "run_deltas",
+    metadata,
+    Column("id", SPAN_ROW_ID, primary_key=True, autoincrement=True),
+    *_totals_key(),
+    *_totals_sums(),
+    Index("ix_run_deltas_agent", "agent_id"),
 )
 
 # Grades a screening harness posted (docs/loop.md "Graded outcomes"), one row

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import delete_unused_traces, insert_ignore_rows, insert_spans
+from collector.storage.dialect import (
+    delete_old_span_rows,
+    delete_unused_traces,
+    insert_ignore_rows,
+    insert_spans,
+)
 from collector.storage.resources import delete_unused_resources, register_resources
 from collector.storage.rows import AGENT_COLUMNS, SPAN_COLUMNS, AgentRow, ResourceRow, SpanRow
 from collector.storage.tables import agents, pending_traces, spans, traces
@@ -25,15 +30,22 @@ def write_batch(
     insert_spans(conn, spans, SPAN_COLUMNS, span_rows)
 
 
-def delete_old_spans(conn: Connection, older_than: float) -> int:
-    """Span retention; trace rows no span refers to any more go with them, and
-    so do resources no span can use and marks of traces that are gone."""
-    result = conn.execute(delete(spans).where(spans.c.received_at < older_than))
-    delete_unused_traces(conn, older_than)
+# Rows one retention step deletes: a step is one job in the writer's group
+# commit, so exports keep committing between steps (bench/retention.py).
+RETENTION_STEP = 20_000
+
+
+def delete_old_spans(conn: Connection, older_than: float, limit: int = RETENTION_STEP) -> int:
+    """One step of span retention: up to `limit` old spans, up to `limit`
+    trace rows no span refers to any more, resources no span can use and
+    marks of traces that are gone. Returns the spans and trace rows deleted:
+    0 means the pass is over."""
+    deleted = delete_old_span_rows(conn, older_than, limit)
+    deleted += delete_unused_traces(conn, older_than, limit)
     delete_unused_resources(conn, older_than)
     conn.execute(
         delete(pending_traces).where(
             ~select(traces.c.id).where(traces.c.id == pending_traces.c.trace_ref).exists()
         )
     )
-    return int(result.rowcount)
+    return deleted

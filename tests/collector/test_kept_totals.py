@@ -1,0 +1,152 @@
+"""The kept run sums (run_totals + run_deltas, migration 0009) always equal a
+scan of `runs`, whatever writes them: inserts, upserts that change a run,
+the grade update, deletes, the PostgreSQL placeholder rows, and folds."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, text
+
+from api.ports import RunFilter
+from collector.storage import kept_totals
+from collector.storage.dialect import fold_run_deltas, hold_runs, upsert_rows
+from collector.storage.engine import Database, open_database
+from collector.storage.grades import save_grades
+from collector.storage.migrate import create_schema, upgrade
+from collector.storage.rows import RUN_COLUMNS, GradeRow, RunRow
+from collector.storage.tables import runs
+
+SCANNED = text(
+    "SELECT agent_id, status, cost_source, count(*), "
+    "sum(CASE WHEN success THEN 1 ELSE 0 END), sum(latency_ms), count(latency_ms), "
+    "sum(COALESCE(cost_usd, 0)) FROM runs GROUP BY agent_id, status, cost_source"
+)
+
+
+def a_run(rnd: random.Random, index: int) -> RunRow:
+    status = rnd.choice(["running", "completed", "completed", "failed", "timeout"])
+    started = 1_000 + rnd.randint(0, 10**6)
+    values: dict[str, Any] = {
+        "id": f"run-{index:04d}",
+        "owner": "o",
+        "agent_id": rnd.choice(["agent-a", "agent-b"]),
+        "trace_id": f"{index:032x}",
+        "run_key": f"trace:{index:032x}",
+        "root_span_id": None,
+        "task_id": rnd.choice([None, "t1", "t2", "t3"]),
+        "version": rnd.choice([None, "1.0", "2.0"]),
+        "status": status,
+        "success": None if status == "running" else rnd.choice([None, True, False]),
+        "success_source": rnd.choice(["reported", "status"]),
+        "started_ns": started,
+        "ended_ns": started + 5,
+        "latency_ms": rnd.choice([None, rnd.uniform(1, 9000)]),
+        "steps": rnd.randint(0, 5),
+        "tool_errors": 0,
+        "llm_calls": 1,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cost_usd": rnd.choice([None, round(rnd.uniform(0, 0.2), 6)]),
+        "cost_source": rnd.choice([None, "reported", "estimated"]),
+        "error_class": "none",
+        "span_count": 3,
+        "has_agent_span": rnd.random() < 0.5,
+        "last_received_at": 1.0,
+        "check_at": None,
+        "terminal_at": None if status == "running" else float(started),
+        "tool_calls": "[]",
+        "updated_at": 1.0,
+        "evaluation": None,
+    }
+    return RunRow(*(values[c] for c in RUN_COLUMNS))
+
+
+def kept_equals_scan(db: Database) -> None:
+    with db.reader.connect() as conn:
+        scanned = {
+            (r[0], r[1], r[2]): (int(r[3]), int(r[4]), float(r[5] or 0), int(r[6]), float(r[7]))
+            for r in conn.execute(SCANNED)
+        }
+        kept = {
+            (r[0], r[1], r[2]): (int(r[3]), int(r[4]), float(r[5] or 0), int(r[6]), float(r[7]))
+            for r in kept_totals.totals_rows(conn, None, RunFilter())
+        }
+        graded = dict(kept_totals.graded_rows(conn, None, RunFilter()))
+        counted = conn.execute(
+            text(
+                "SELECT agent_id, count(*) FROM runs WHERE status = 'completed' "
+                "AND success_source = 'graded' GROUP BY agent_id"
+            )
+        )
+        graded_scan = {agent: int(count) for agent, count in counted}
+    assert kept.keys() == scanned.keys()
+    for key, sums in scanned.items():
+        assert kept[key][:2] == sums[:2] and kept[key][3] == sums[3], key
+        assert kept[key][2] == pytest.approx(sums[2], rel=1e-9, abs=1e-6), key
+        assert kept[key][4] == pytest.approx(sums[4], rel=1e-9, abs=1e-9), key
+    assert {a: g for a, g in graded.items() if g} == graded_scan
+
+
+def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    rnd = random.Random(7)
+    rows: dict[str, RunRow] = {}
+    try:
+        for step in range(12):
+            with db.writer.begin() as conn:
+                fresh = [a_run(rnd, rnd.randint(0, 60)) for _ in range(25)]
+                batch = {row.id: row for row in fresh}  # one upsert may not write a key twice
+                upsert_rows(conn, runs, RUN_COLUMNS, sorted(batch.values()), key=("id",))
+                rows.update(batch)
+                if step % 3 == 1:  # the grade update
+                    graded = rnd.sample(sorted(rows), 5)
+                    save_grades(
+                        conn,
+                        [
+                            GradeRow(
+                                i, "o", "a", "k", rnd.random() < 0.5, None, None, None, None, 1.0
+                            )
+                            for i in graded
+                        ],
+                    )
+                if step % 4 == 2:  # stale runs dropped by a recomputation
+                    gone = rnd.sample(sorted(rows), 4)
+                    conn.execute(delete(runs).where(runs.c.id.in_(gone)))
+                    for run_id in gone:
+                        del rows[run_id]
+                hold_runs(conn, ["run-9998", "run-9999"])  # PostgreSQL's placeholders count nothing
+            kept_equals_scan(db)
+            if step % 2:
+                with db.writer.begin() as conn:
+                    fold_run_deltas(conn)
+                kept_equals_scan(db)
+        with db.writer.begin() as conn:
+            while fold_run_deltas(conn):
+                pass
+        with db.reader.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
+        kept_equals_scan(db)
+    finally:
+        db.dispose()
+
+
+def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str) -> None:
+    db = open_database(database_url)
+    upgrade(db, "0008")
+    rnd = random.Random(11)
+    try:
+        with db.writer.begin() as conn:
+            fresh = {row.id: row for row in (a_run(rnd, i) for i in range(80))}
+            old_columns = [c for c in RUN_COLUMNS]
+            upsert_rows(conn, runs, old_columns, sorted(fresh.values()), key=("id",))
+        create_schema(db)  # to the newest: 0009 sums them
+        with db.reader.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
+            assert conn.execute(text("SELECT sum(runs) FROM run_totals")).scalar() == 80
+        kept_equals_scan(db)
+    finally:
+        db.dispose()
