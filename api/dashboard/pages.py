@@ -9,6 +9,7 @@ key the viewer types (kept in memory, sent as a header, never stored).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,7 +107,7 @@ def error_page(status: int, detail: str) -> HTMLResponse:
 
 
 def _guarded(handler: Callable[..., HTMLResponse]) -> Callable[..., HTMLResponse]:
-    import functools
+    """A page handler whose route-function errors become HTML error pages."""
 
     @functools.wraps(handler)
     def run(*args: Any, **kwargs: Any) -> HTMLResponse:
