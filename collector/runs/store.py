@@ -18,7 +18,13 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
-from collector.storage.dialect import in_chunks, select_in, select_trace_spans, upsert_rows
+from collector.storage.dialect import (
+    in_chunks,
+    select_in,
+    select_runs_of_traces,
+    select_trace_spans,
+    upsert_runs,
+)
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.tables import pending_traces, runs, trace_spans, traces
@@ -56,12 +62,22 @@ def replace_trace_runs(
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
-    for chunk in in_chunks(trace_ids):
-        for run_id, stored_at in select_in(
-            conn, runs, ("id", "terminal_at"), {"owner": owner}, "trace_id", chunk
-        ):
-            existing[run_id] = stored_at
     keep = {run.id for group in assembled.values() for run in group}
+    wanted = set(trace_ids)
+    for chunk in in_chunks(trace_ids):
+        found = select_runs_of_traces(
+            conn, ("id", "terminal_at", "owner", "trace_id"), owner, chunk
+        )
+        for run_id, stored_at, run_owner, trace_id in found:
+            # SQLite gives an emptied table's last number again: a run kept
+            # from a trace retention removed may carry the number now.
+            if run_owner == owner and trace_id in wanted:
+                existing[run_id] = stored_at
+    # A run stored under an earlier number of its trace (retention removed the
+    # trace row with its last span) is still found by its id.
+    for chunk in in_chunks(sorted(keep - existing.keys())):
+        for run_id, stored_at in select_in(conn, runs, ("id", "terminal_at"), {}, "id", chunk):
+            existing[run_id] = stored_at
     stale = [run_id for run_id in existing if run_id not in keep]
     for chunk in in_chunks(stale):
         conn.execute(delete(runs).where(runs.c.id.in_(chunk)))
@@ -75,7 +91,7 @@ def replace_trace_runs(
                 finalised.append(run)
             rows.append(run_row(owner, run, at, now))
     rows.sort(key=_run_id)
-    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    upsert_runs(conn, runs, RUN_COLUMNS, rows)
     apply_grades(conn, [row.id for row in rows])  # a recomputation keeps the grade
     return finalised
 
@@ -92,7 +108,7 @@ def store_fresh_runs(
     stored = span_counts(conn, owner, trace_ids)
     fresh = {t for t in trace_ids if not stored.get(t)}
     rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
-    upsert_rows(conn, runs, RUN_COLUMNS, rows, key=("id",))
+    upsert_runs(conn, runs, RUN_COLUMNS, rows)
     apply_grades(conn, [row.id for row in rows])  # a grade posted before the spans
     return fresh
 

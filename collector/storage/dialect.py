@@ -108,6 +108,63 @@ def upsert_rows(
     cursor(conn).executemany(sql, exact(rows))
 
 
+def upsert_runs(
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
+) -> None:
+    """Insert or overwrite run rows (conflict on id), each with its trace's
+    number looked up in `traces` (registered earlier in the transaction)."""
+    if not rows:
+        return
+    owner_at, trace_at = columns.index("owner") + 1, columns.index("trace_id") + 1
+    names = ", ".join(columns)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in (*columns, "trace_ref") if c != "id")
+    conflict = f"ON CONFLICT (id) DO UPDATE SET {updates}"
+    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
+        last = {row[0]: row for row in rows}  # one statement may not update a row twice
+        picked = ", ".join(f"s.{c}" for c in columns)
+        _copied_then(
+            conn,
+            table,
+            columns,
+            list(last.values()),
+            f"INSERT INTO {table.name} ({names}, trace_ref) SELECT {picked}, t.id "
+            f"FROM {_staging(table)} s LEFT JOIN traces t "
+            f"ON t.owner = s.owner AND t.trace_id = s.trace_id ORDER BY s.id {conflict}",
+        )
+        return
+    lookup = "(SELECT id FROM traces WHERE owner = {o} AND trace_id = {t})"
+    if is_postgresql(conn):
+        marks = ", ".join(["%s"] * len(columns))
+        ref = lookup.format(o="%s", t="%s")
+        params: Sequence[tuple[Any, ...]] = [
+            (*row, row[owner_at - 1], row[trace_at - 1]) for row in rows
+        ]
+    else:  # numbered parameters: the row tuple is bound as it is
+        marks = ", ".join(f"?{i}" for i in range(1, len(columns) + 1))
+        ref = lookup.format(o=f"?{owner_at}", t=f"?{trace_at}")
+        params = list(exact(rows))
+    cursor(conn).executemany(
+        f"INSERT INTO {table.name} ({names}, trace_ref) VALUES ({marks}, {ref}) {conflict}",
+        params,
+    )
+
+
+def select_runs_of_traces(
+    conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """SELECT run columns of these traces of one owner (through their numbers)."""
+    mark = marker(conn)
+    sql = (
+        f"SELECT {', '.join(columns)} FROM runs WHERE trace_ref IN "
+        f"(SELECT id FROM traces WHERE owner = {mark} AND trace_id IN "
+        f"({', '.join([mark] * len(trace_ids))}))"
+    )
+    cur = cursor(conn)
+    cur.execute(sql, (owner, *trace_ids))
+    found: list[tuple[Any, ...]] = cur.fetchall()
+    return found
+
+
 # PostgreSQL: from this many rows on, binary COPY into a per-session staging
 # table and one INSERT ... SELECT beat executemany's statement per row
 # (bench/ingest.py --store postgresql; about 1.4x on span rows).

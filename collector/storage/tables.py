@@ -170,7 +170,12 @@ runs = Table(
     Column("updated_at", Float, nullable=False),
     # JSON {score, output, at} from the spans (docs/loop.md "Graded outcomes")
     Column("evaluation", Text),
-    Index("ix_runs_trace", "owner", "trace_id"),
+    # The run's trace's number (traces.id), set where the run is written
+    # (storage.dialect.upsert_runs). Runs are found by trace through it: the
+    # number grows as traces arrive, so a new run's entry is appended where
+    # (owner, trace_id), a random key, put each one on a random page.
+    Column("trace_ref", SPAN_ROW_ID),
+    Index("ix_runs_trace_ref", "trace_ref"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
     Index("ix_runs_check", "check_at"),
