@@ -101,6 +101,7 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=1_000_000)
     parser.add_argument("--cycles", type=int, default=5)
     parser.add_argument("--age", type=float, default=60.0, help="steady state: retention age, s")
+    parser.add_argument("--steady-only", action="store_true", help="only step 3")
     args = parser.parse_args()
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -109,8 +110,11 @@ def main() -> None:
         if args.store == "postgresql":
             url = stack.enter_context(PostgresCluster(durable=True)).create_database()
             path = None
-        key = cli("keys", "create", "--owner", "bench", "--database-url", url).stdout.strip()
         print(f"{args.store}: rounds of OTLP/gRPC exports, 4 senders, 512 spans a request")
+        if args.steady_only:
+            steady(args, stack, tmp)
+            return
+        key = cli("keys", "create", "--owner", "bench", "--database-url", url).stdout.strip()
         reference, held = round_of(url, key, args.spans, 1)
         print(f"  reference: {reference:,.0f} spans/s storing {held:,} spans (no retention due)")
         time.sleep(1.5)  # all of them older than the one-second age below
@@ -119,10 +123,10 @@ def main() -> None:
             f"  during a pass deleting {args.spans:,} spans: {during:,.0f} spans/s "
             f"= {during / reference:.2f} of the reference; {held:,} spans left"
         )
-        steady(args, stack, tmp, key)
+        steady(args, stack, tmp)
 
 
-def steady(args: argparse.Namespace, stack: ExitStack, tmp: Path, key: str) -> None:
+def steady(args: argparse.Namespace, stack: ExitStack, tmp: Path) -> None:
     """Rounds on a new database until deletes match inserts, then `--cycles` more."""
     path: Path | None = tmp / "steady.db"
     url = f"sqlite:///{path}"

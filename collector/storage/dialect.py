@@ -153,16 +153,7 @@ def select_runs_of_traces(
     conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
 ) -> list[tuple[Any, ...]]:
     """SELECT run columns of these traces of one owner (through their numbers)."""
-    mark = marker(conn)
-    sql = (
-        f"SELECT {', '.join(columns)} FROM runs WHERE trace_ref IN "
-        f"(SELECT id FROM traces WHERE owner = {mark} AND trace_id IN "
-        f"({', '.join([mark] * len(trace_ids))}))"
-    )
-    cur = cursor(conn)
-    cur.execute(sql, (owner, *trace_ids))
-    found: list[tuple[Any, ...]] = cur.fetchall()
-    return found
+    return _select_of_traces(conn, "runs", columns, owner, trace_ids)
 
 
 # PostgreSQL: from this many rows on, binary COPY into a per-session staging
@@ -285,10 +276,18 @@ def select_trace_spans(
     conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
 ) -> list[tuple[Any, ...]]:
     """SELECT span columns of these traces of one owner, as plain tuples."""
+    return _select_of_traces(conn, "spans", columns, owner, trace_ids)
+
+
+def _select_of_traces(
+    conn: Connection, table: str, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """Rows of a table keyed by trace number, for (owner, trace id)s: the
+    traces' numbers looked up, then their rows (plain tuples)."""
     mark = marker(conn)
-    picked = ", ".join(f"s.{c}" for c in columns)
+    picked = ", ".join(f"x.{c}" for c in columns)
     sql = (
-        f"SELECT {picked} FROM traces t JOIN spans s ON s.trace_ref = t.id "
+        f"SELECT {picked} FROM traces t JOIN {table} x ON x.trace_ref = t.id "
         f"WHERE t.owner = {mark} AND t.trace_id IN ({', '.join([mark] * len(trace_ids))})"
     )
     cur = cursor(conn)
