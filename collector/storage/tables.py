@@ -182,8 +182,8 @@ runs = Table(
     # Each version's newest runs (its cohort); per-agent and per-version sums
     # are kept in run_totals (migration 0009), not summed from an index.
     Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
-    # /stats graded_runs: graded runs only, so counting them costs nothing
-    # while few are graded (the totals index does not hold success_source).
+    # /stats graded_runs with a time window (the kept totals have no time):
+    # graded runs only, so counting them costs little while few are graded.
     Index(
         "ix_runs_graded",
         "agent_id",

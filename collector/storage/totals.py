@@ -1,8 +1,8 @@
-"""Per-agent sums in SQL, and what scoring makes of them.
+"""Per-agent sums and what scoring makes of them.
 
-Every per-agent view (the composite, the status counts, the leaderboard, a
-version's scores) sums over the covering indexes of `runs` rather than
-loading runs; these helpers hold the one query shape and its reading.
+The sums come from the kept totals (storage.kept_totals) or, for a view with
+a time window, from one scan of the agent's runs in it (`TOTALS`); either
+way they have one shape, and these helpers read it.
 """
 
 from __future__ import annotations
