@@ -27,7 +27,7 @@ one process, `try_advisory_lock`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from sqlalchemy import (
@@ -113,40 +113,15 @@ def upsert_runs(
 ) -> None:
     """Insert or overwrite run rows (conflict on id), each with its trace's
     number looked up in `traces` (registered earlier in the transaction)."""
-    if not rows:
-        return
-    owner_at, trace_at = columns.index("owner") + 1, columns.index("trace_id") + 1
-    names = ", ".join(columns)
     updates = ", ".join(f"{c} = excluded.{c}" for c in (*columns, "trace_ref") if c != "id")
+
+    def last_per_id(found: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        # One statement may not update a row twice: the last row per id wins,
+        # as it would in a sequence of upserts.
+        return list({row[0]: row for row in found}.values())
+
     conflict = f"ON CONFLICT (id) DO UPDATE SET {updates}"
-    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
-        last = {row[0]: row for row in rows}  # one statement may not update a row twice
-        picked = ", ".join(f"s.{c}" for c in columns)
-        _copied_then(
-            conn,
-            table,
-            columns,
-            list(last.values()),
-            f"INSERT INTO {table.name} ({names}, trace_ref) SELECT {picked}, t.id "
-            f"FROM {_staging(table)} s LEFT JOIN traces t "
-            f"ON t.owner = s.owner AND t.trace_id = s.trace_id ORDER BY s.id {conflict}",
-        )
-        return
-    lookup = "(SELECT id FROM traces WHERE owner = {o} AND trace_id = {t})"
-    if is_postgresql(conn):
-        marks = ", ".join(["%s"] * len(columns))
-        ref = lookup.format(o="%s", t="%s")
-        params: Sequence[tuple[Any, ...]] = [
-            (*row, row[owner_at - 1], row[trace_at - 1]) for row in rows
-        ]
-    else:  # numbered parameters: the row tuple is bound as it is
-        marks = ", ".join(f"?{i}" for i in range(1, len(columns) + 1))
-        ref = lookup.format(o=f"?{owner_at}", t=f"?{trace_at}")
-        params = list(exact(rows))
-    cursor(conn).executemany(
-        f"INSERT INTO {table.name} ({names}, trace_ref) VALUES ({marks}, {ref}) {conflict}",
-        params,
-    )
+    _insert_numbered(conn, table, columns, rows, conflict, "s.id", last_per_id)
 
 
 def select_runs_of_traces(
@@ -230,44 +205,63 @@ def _copied_then(
 def insert_spans(
     conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
 ) -> None:
-    """Insert span rows (owner and trace_id first), each keyed by its trace's
-    number from `traces` (register_traces ran first); duplicates are skipped."""
-    if not rows:
-        return
-    if columns[:2] != ("owner", "trace_id"):
-        raise ValueError("span rows must start with owner, trace_id")
+    """Insert span rows, each keyed by its trace's number from `traces`
+    (register_traces ran first); duplicates are skipped."""
     span_at = columns.index("span_id")
-    names = ", ".join(columns)
-    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
+    owner_at, trace_at = columns.index("owner"), columns.index("trace_id")
+
+    def first_per_span(found: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         # One statement sees its duplicates in no set order: the first one
         # is kept here, as a sequence of inserts would keep it.
         first: dict[tuple[Any, Any, Any], tuple[Any, ...]] = {}
-        for row in rows:
-            first.setdefault((row[0], row[1], row[span_at]), row)
+        for row in found:
+            first.setdefault((row[owner_at], row[trace_at], row[span_at]), row)
+        return list(first.values())
+
+    order = "t.id, s.span_id"
+    _insert_numbered(conn, table, columns, rows, "ON CONFLICT DO NOTHING", order, first_per_span)
+
+
+def _insert_numbered(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    conflict: str,
+    copy_order: str,
+    distinct: Callable[[Sequence[tuple[Any, ...]]], list[tuple[Any, ...]]],
+) -> None:
+    """Insert rows with `trace_ref`, their trace's number, looked up in
+    `traces` by the rows' own owner and trace_id (spans and runs).
+    `distinct` leaves one row per key for PostgreSQL's one COPY statement."""
+    if not rows:
+        return
+    names = ", ".join(columns)
+    owner_at, trace_at = columns.index("owner"), columns.index("trace_id")
+    if is_postgresql(conn) and len(rows) >= _COPY_MIN_ROWS:
         picked = ", ".join(f"s.{c}" for c in columns)
         _copied_then(
             conn,
             table,
             columns,
-            list(first.values()),
+            distinct(rows),
             f"INSERT INTO {table.name} (trace_ref, {names}) SELECT t.id, {picked} "
             # LEFT: a trace never registered fails NOT NULL, loudly, not dropped.
             f"FROM {_staging(table)} s LEFT JOIN traces t "
-            "ON t.owner = s.owner AND t.trace_id = s.trace_id "
-            "ORDER BY t.id, s.span_id ON CONFLICT DO NOTHING",
+            f"ON t.owner = s.owner AND t.trace_id = s.trace_id ORDER BY {copy_order} {conflict}",
         )
         return
+    lookup = "(SELECT id FROM traces WHERE owner = {o} AND trace_id = {t})"
     if is_postgresql(conn):
         marks = ", ".join(["%s"] * len(columns))
-        lookup = "(SELECT id FROM traces WHERE owner = %s AND trace_id = %s)"
-        params: Sequence[tuple[Any, ...]] = [(row[0], row[1], *row) for row in rows]
+        ref = lookup.format(o="%s", t="%s")
+        params: Sequence[tuple[Any, ...]] = [(row[owner_at], row[trace_at], *row) for row in rows]
     else:  # numbered parameters: the row tuple is bound as it is
         marks = ", ".join(f"?{i}" for i in range(1, len(columns) + 1))
-        lookup = "(SELECT id FROM traces WHERE owner = ?1 AND trace_id = ?2)"
+        ref = lookup.format(o=f"?{owner_at + 1}", t=f"?{trace_at + 1}")
         params = list(exact(rows))
     cursor(conn).executemany(
-        f"INSERT INTO {table.name} (trace_ref, {names}) VALUES ({lookup}, {marks}) "
-        "ON CONFLICT DO NOTHING",
+        f"INSERT INTO {table.name} (trace_ref, {names}) VALUES ({ref}, {marks}) {conflict}",
         params,
     )
 
