@@ -242,9 +242,7 @@ class SqlReadStore:
                 sums[2] += lat_sum or 0.0
                 sums[3] += lat_n
                 sums[4] += cost_sum or 0.0
-                if status in TERMINAL and success is not None and task is not None:
-                    n, c = per_task.get(task, (0, 0))
-                    per_task[task] = (n + count, c + (count if success else 0))
+                _count_task(per_task, status, success, task, count)
             graded = _graded_runs(conn, agent_id, where)
         summed = {key: tuple(v) for key, v in totals.items()}
         return Scores(
@@ -258,8 +256,14 @@ class SqlReadStore:
             return dict(kept_totals.graded_rows(conn, None, ALL_RUNS))
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
-        if kept_totals.keepable(where):
-            return self.scores(agent_id, where).repeatability
+        if kept_totals.keepable(where):  # the per-task counts alone, not all of scores()
+            per_task: dict[str, tuple[int, int]] = {}
+            with self._db.reader.connect() as conn:
+                for status, _, success, task, count, *_ in kept_totals.outcome_rows(
+                    conn, agent_id, where
+                ):
+                    _count_task(per_task, status, success, task, count)
+            return scoring.pass_k_from_counts(per_task)
         query = (
             select(
                 runs.c.task_id,
@@ -358,6 +362,20 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+
+
+def _count_task(
+    per_task: dict[str, tuple[int, int]],
+    status: str,
+    success: bool | None,
+    task: str | None,
+    count: int,
+) -> None:
+    """Add runs to their task's (known outcomes, successes): pass^k counts
+    terminal runs with a task and a known outcome (docs/scoring.md)."""
+    if status in TERMINAL and success is not None and task is not None:
+        n, c = per_task.get(task, (0, 0))
+        per_task[task] = (n + count, c + (count if success else 0))
 
 
 def _graded_runs(conn: Any, agent_id: str, where: RunFilter) -> int:
