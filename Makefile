@@ -5,7 +5,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench clean
+.PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 	$(PY) bench/ingest.py --store postgresql --processes 2
 	$(PY) bench/assembly.py
 	$(PY) bench/reads.py
+
+fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
+	$(PY) bench/fuzz.py --inputs 1000000
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage

@@ -22,8 +22,10 @@ from proto.errors import DecodeError
 # hex id refuses that span (partial success), not the whole request.
 _BAD_ID = base64.b64encode(b"\x00").decode()
 _MAX_MESSAGE = 240  # of the cause; the whole message stays under 300
-# A surrogate escape; most are halves of a pair (ensure_ascii encoders write emoji so).
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# A surrogate, escaped (most are halves of a pair: ensure_ascii encoders write
+# emoji so) or raw: json.loads decodes bytes with "surrogatepass", so the
+# 3-byte form of a surrogate (invalid UTF-8) reaches a string too.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 def json_to_request(body: bytes) -> Any:
@@ -35,7 +37,7 @@ def json_to_request(body: bytes) -> Any:
         raise DecodeError(f"malformed JSON: {_short(exc)}") from None
     if not isinstance(data, dict):
         raise DecodeError("OTLP/JSON body must be a JSON object")
-    if _SURROGATE_ESCAPE.search(body):
+    if _SURROGATE.search(body):
         _refuse_lone_surrogates(data)
     try:
         for resource_spans in _items(data, "resourceSpans", "resource_spans"):
@@ -46,7 +48,15 @@ def json_to_request(body: bytes) -> Any:
                         _fix_ids(link)
         return json_format.ParseDict(data, ExportTraceServiceRequest(), ignore_unknown_fields=True)
     # protobuf stops at 100 levels itself; RecursionError only in case it did not.
-    except (json_format.ParseError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+    # OverflowError: an enum given as Infinity (int(inf) in json_format).
+    except (
+        json_format.ParseError,
+        TypeError,
+        AttributeError,
+        ValueError,
+        OverflowError,
+        RecursionError,
+    ) as exc:
         raise DecodeError(f"invalid OTLP/JSON request: {_short(exc)}") from None
 
 

@@ -446,6 +446,13 @@ def test_nesting_is_counted_without_recursion_and_stops_past_the_limit() -> None
     [
         b'{"\\ud800": 1}',
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "\\udc00"}]}]}]}',
+        # the same surrogates raw (3-byte, invalid UTF-8): json.loads lets them
+        # through and upb failed with a SystemError (found by bench/fuzz.py)
+        b'{"resourceSpans": [{"scopeSpans": [{"scope": "\xed\xa0\x80x"}]}]}',
+        b'{"\xed\xbf\xbf": 1}',
+        # an enum as Infinity: json_format's int(inf) raised OverflowError (bench/fuzz.py)
+        b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"kind": Infinity}]}]}]}',
+        b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"status": {"code": -Infinity}}]}]}]}',
         b"[" * 5_000 + b"]" * 5_000,
         b'{"a": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
         b"1" * 5_000,
