@@ -110,8 +110,31 @@ def trace_tree(spans: list[TraceSpan]) -> list[dict[str, Any]]:
             },
             "children": [],
         }
+    cut = _cycle_breaks(nodes)
     roots: list[dict[str, Any]] = []
-    for node in nodes.values():
-        parent = nodes.get(node["parent_span_id"] or "")
+    for span_id, node in nodes.items():
+        parent = None if span_id in cut else nodes.get(node["parent_span_id"] or "")
         (parent["children"] if parent else roots).append(node)
     return roots
+
+
+def _cycle_breaks(nodes: dict[str, dict[str, Any]]) -> set[str]:
+    """The earliest span of each parent cycle (a span its own parent, A under B
+    under A), shown as a root: otherwise the cycle's spans hang from nothing and
+    vanish from the tree, or a span holds itself and cannot be written as JSON."""
+    done: set[str] = set()
+    breaks: set[str] = set()
+    for start in nodes:
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        current = start
+        while current in nodes and current not in done:
+            if current in on_path:
+                cycle = path[on_path[current] :]
+                breaks.add(min(cycle, key=lambda ident: (nodes[ident]["start"], ident)))
+                break
+            on_path[current] = len(path)
+            path.append(current)
+            current = nodes[current]["parent_span_id"] or ""
+        done.update(path)
+    return breaks

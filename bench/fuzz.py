@@ -29,9 +29,8 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.overload import Sampler  # noqa: E402
 from tests.integration.fuzzing import Tally, Target, fuzz, keep  # noqa: E402
-from tests.integration.processes import cli, start_server  # noqa: E402
+from tests.integration.processes import MemorySampler, cli, start_server  # noqa: E402
 from tests.postgres import PostgresCluster  # noqa: E402
 
 
@@ -53,7 +52,7 @@ def main() -> None:
         key = cli("keys", "create", "--owner", "fuzz", "--database-url", url).stdout.strip()
         for door in args.doors.split(","):
             server = start_server(url)
-            sampler = Sampler(server.proc.pid)
+            sampler = MemorySampler(server.proc.pid, every_s=0.05)
             sampler.start()
             target = Target(server.http_port, server.grpc_port, key)
             started = time.perf_counter()
@@ -68,7 +67,7 @@ def main() -> None:
             elapsed = time.perf_counter() - started
             crashed = server.proc.poll() is not None
             alive = not crashed and answers_health(server.http_port)
-            sampler.stop.set()
+            sampler.stop()
             server.stop()
             failed |= report(door, tally, elapsed, crashed, alive, sampler.peak)
         failed |= not intact(url)

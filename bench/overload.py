@@ -32,6 +32,7 @@ from bench.payloads import build_requests  # noqa: E402
 from tests.integration.processes import (  # noqa: E402
     HTTP_TRANSPORT_ERRORS,
     ExportRefused,
+    MemorySampler,
     OtlpClient,
     ServerProcess,
     cli,
@@ -41,35 +42,6 @@ from tests.postgres import PostgresCluster  # noqa: E402
 
 SPANS_PER_REQUEST = 512
 SPANS_PER_TRACE = 9  # bench/payloads.py
-
-
-def rss_bytes(pid: int) -> int:
-    """Resident memory of a process and all of its descendants."""
-    total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
-        pending.extend(int(child) for child in children)
-    return total
-
-
-class Sampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.peak, self.stop = pid, 0, threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            self.peak = max(self.peak, rss_bytes(self.pid))
-            time.sleep(0.05)
 
 
 def flood(
@@ -143,14 +115,14 @@ def main() -> None:
             url = f"sqlite:///{stack.enter_context(tempfile.TemporaryDirectory())}/flood.db"
         key = cli("keys", "create", "--owner", "flood", "--database-url", url).stdout.strip()
         server = start_server(url)
-        sampler = Sampler(server.proc.pid)
+        sampler = MemorySampler(server.proc.pid, every_s=0.05)
         sampler.start()
         started = time.perf_counter()
         try:
             answers, times, acked = flood(server, key, bodies, args.senders, args.retries)
         finally:
             elapsed = time.perf_counter() - started
-            sampler.stop.set()
+            sampler.stop()
             server.stop()
         engine = create_engine(url)
         with engine.connect() as conn:

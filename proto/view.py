@@ -1,12 +1,16 @@
 """Stored span bytes -> a JSON-ready view for `/runs/{id}/trace`.
 
 Attribute values keep their OTLP types: bytes are shown as `{"bytesValue":
-base64}` so they are not confused with strings.
+base64}` so they are not confused with strings. A NaN or infinite double is
+shown as "NaN", "Infinity" or "-Infinity", as the protobuf JSON mapping
+spells them: JSON has no such numbers, and the response would otherwise
+show null, a value the span never held.
 """
 
 from __future__ import annotations
 
 import base64
+import math
 from typing import Any
 
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
@@ -23,6 +27,8 @@ def json_value(value: Value) -> Any:
         return [json_value(v) for v in value]
     if isinstance(value, dict):
         return {k: json_value(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 

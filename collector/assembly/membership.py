@@ -99,7 +99,11 @@ def find_root(
     if parentless:
         return RootDecision(min(parentless, key=_start_order), None)
     own = {s.span_id for s in members}
-    tops = [s for s in members if s.parent_span_id not in own]
+    # No top at all: the parents form a cycle (a span its own parent, A under B
+    # under A), which no SDK sends but any client can. Every span is then a
+    # candidate, and the earliest is promoted after the orphan grace as an
+    # orphan would be, so the run still completes (found by bench/fuzz.py).
+    tops = [s for s in members if s.parent_span_id not in own] or list(members)
     top = min(tops, key=_start_order)
     if top.parent_span_id in trace_ids:
         return RootDecision(top, None)  # parent stored in another run of this trace

@@ -390,9 +390,11 @@ def _tokens(
     for span in tree.ordered:
         if span.role == LLM and span.span_id not in nested:
             outer = tree.nearest(span, (LLM,))
-            while outer is not None and outer.span_id not in nested:
+            seen = {span.span_id}  # LLM spans each other's parents would loop forever
+            while outer is not None and outer.span_id not in nested and outer.span_id not in seen:
+                seen.add(outer.span_id)
                 outer = tree.nearest(outer, (LLM,))  # the counted call is the outermost
-            if outer is not None:
+            if outer is not None and outer.span_id in nested:
                 nested[outer.span_id].append(span)
     calls: list[LlmCost] = []
     for span in counted_llm:

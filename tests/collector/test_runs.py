@@ -292,6 +292,38 @@ def test_unknown_flags_orphan_becomes_root_after_grace() -> None:
     assert (promoted.status, promoted.success) == ("completed", False)
 
 
+@pytest.mark.parametrize("cycle", ["own parent", "each other's parent"])
+def test_spans_whose_parents_form_a_cycle_complete_after_the_grace_like_an_orphan(
+    cycle: str,
+) -> None:
+    # found by bench/fuzz.py: with no span outside the cycle, no top was found
+    t = Tree()
+    first = f"{1:016x}"
+    t.add("a", {"badge.task.id": "loop"}, parent=first if cycle == "own parent" else f"{2:016x}")
+    t.add("b", {}, parent=first, start=5)
+    timers = Timers(orphan_grace_s=30, run_timeout_s=300)
+    waiting = t.run(now=110, timers=timers)
+    assert (waiting.status, waiting.check_at) == ("running", 130)
+    promoted = t.run(now=130, timers=timers)
+    assert (promoted.status, promoted.root_span_id, promoted.task_id) == (
+        "completed",
+        first,
+        "loop",
+    )
+
+
+def test_llm_calls_whose_parents_form_a_cycle_do_not_hang_assembly() -> None:
+    # each one's nearest LLM ancestor is the other: the walk to the outermost
+    # call looped forever, and the batch writer with it
+    t = Tree()
+    t.add("root", {"badge.task.id": "x"})
+    t.add("chat a", {"gen_ai.operation.name": "chat"}, parent=f"{3:016x}")
+    t.add("chat b", {"gen_ai.operation.name": "chat"}, parent=f"{2:016x}")
+    t.add("chat c", {"gen_ai.operation.name": "chat"}, parent=f"{3:016x}")
+    run = t.run(now=1000)
+    assert (run.status, run.llm_calls) == ("completed", 0)  # no outermost call in a cycle
+
+
 def test_run_status_override_only_from_grader_keys() -> None:
     agent = Tree()
     agent.add("root", {"badge.run.status": "failed"})

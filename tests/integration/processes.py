@@ -149,3 +149,43 @@ class OtlpClient:
     def close(self) -> None:
         self._http.close()
         self._channel.close()
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process and all of its descendants (decoders)."""
+    total = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+        pending.extend(int(child) for child in children)
+    return total
+
+
+class MemorySampler:
+    """The peak of rss_bytes(pid), sampled every 20 ms in a thread."""
+
+    def __init__(self, pid: int, every_s: float = 0.02) -> None:
+        self.pid, self.peak, self._every = pid, 0, every_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_bytes(self.pid))
+
+    def _run(self) -> None:
+        while not self._done.is_set():
+            self.peak = max(self.peak, rss_bytes(self.pid))
+            self._done.wait(self._every)

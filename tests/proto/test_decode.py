@@ -221,6 +221,11 @@ def test_values_keep_their_otlp_types() -> None:
         "y": {"bytesValue": "AQ=="},
         "l": [{"bytesValue": "Ag=="}],
     }
+    nan, inf = float("nan"), float("inf")
+    assert json_value({"n": nan, "l": [inf, -inf, 1.5]}) == {
+        "n": "NaN",
+        "l": ["Infinity", "-Infinity", 1.5],
+    }
 
 
 def test_truncate_leaves_short_values_alone() -> None:
