@@ -13,6 +13,10 @@ the format it breaks:
 - OTLP/JSON: a node of the tree replaced by a hostile value (NaN, 2^64,
   wrong-length or non-hex ids, NUL, lone surrogates, 20,000-deep arrays,
   1 MB strings), deleted, or duplicated;
+- structure (a third of inputs): a valid request whose spans are their own
+  or each other's parents, share ids, swap times, or carry the attributes run
+  assembly reads with values of every type, so it reaches classification,
+  assembly, the writer and the reads;
 - gzip: the result compressed (a quarter of inputs), then perhaps given a
   lying header or trailer, cut, or followed by another member.
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import math
 import random
 import re
 import struct
@@ -34,7 +39,9 @@ from typing import Any, NamedTuple
 
 from google.protobuf.json_format import MessageToDict, ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from collector.assembly.conventions import SELECTED_KEYS
 from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
@@ -380,6 +387,74 @@ def wrap_gzip(rng: random.Random, body: bytes) -> bytes:
     return bytes(packed)
 
 
+# --- structure: valid requests whose spans relate in odd ways -----------------
+
+WORDS = (
+    "chat", "execute_tool", "invoke_agent", "create_agent", "text_completion", "handoff",
+    "LLM", "TOOL", "AGENT", "CHAIN", "tool", "llm", "agent", "workflow", "task",
+    "pass", "fail", "true", "false", "ok", "error", "tools/call", "", "\x00", "é" * 300,
+)  # fmt: skip
+
+
+def _odd_value(rng: random.Random) -> AnyValue:
+    choice = rng.randrange(6)
+    if choice == 0:
+        return AnyValue(string_value=rng.choice(WORDS))
+    if choice == 1:
+        return AnyValue(int_value=rng.choice((-(2**63), -1, 0, 1, 7, 2**63 - 1)))
+    if choice == 2:
+        return AnyValue(double_value=rng.choice((math.nan, math.inf, -math.inf, -0.5, 1e308)))
+    if choice == 3:
+        return AnyValue(bool_value=rng.random() < 0.5)
+    if choice == 4:
+        value = AnyValue()
+        value.array_value.values.extend(_odd_value(rng) for _ in range(rng.randrange(3)))
+        return value
+    return AnyValue(bytes_value=rng.randbytes(rng.randrange(9)))
+
+
+def mutate_structure(
+    rng: random.Random, seed: ExportTraceServiceRequest
+) -> ExportTraceServiceRequest:
+    """A valid request whose spans point at each other (cycles, themselves),
+    share ids, swap times, or carry the attributes run assembly reads with
+    values of every type: valid bytes, so it goes past decoding into
+    classification, assembly, the writer and the reads."""
+    message = ExportTraceServiceRequest()
+    message.CopyFrom(seed)
+    spans = [s for rs in message.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    if not spans:
+        return message
+    for _ in range(rng.randint(1, 4)):
+        target = rng.choice(spans)
+        choice = rng.randrange(7)
+        if choice == 0:  # a parent anywhere, itself included: cycles
+            target.parent_span_id = rng.choice(spans).span_id
+        elif choice == 1:  # one trace for all, or a span id shared
+            for other in spans:
+                other.trace_id = target.trace_id
+        elif choice == 2:
+            rng.choice(spans).span_id = target.span_id
+        elif choice == 3:
+            target.start_time_unix_nano, target.end_time_unix_nano = (
+                target.end_time_unix_nano,
+                rng.choice((0, target.start_time_unix_nano, 2**63 - 1)),
+            )
+        elif choice == 4:  # what the conventions read, with any value
+            key = rng.choice(sorted(SELECTED_KEYS))
+            target.attributes.append(KeyValue(key=key, value=_odd_value(rng)))
+        elif choice == 5:
+            target.flags = rng.choice((0, 0x100, 0x300, 2**32 - 1))
+            target.kind = rng.randrange(6)
+            target.status.code = rng.randrange(3)
+        else:
+            event = target.events.add(name=rng.choice(("exception", "gen_ai.evaluation.result")))
+            event.attributes.append(
+                KeyValue(key=rng.choice(sorted(SELECTED_KEYS)), value=_odd_value(rng))
+            )
+    return message
+
+
 # --- the input stream ---------------------------------------------------------
 
 
@@ -395,6 +470,7 @@ class Mutator:
     def __init__(self, seed: int, messages: list[ExportTraceServiceRequest]) -> None:
         self._rng = random.Random(seed)
         small = [m for m in messages if m.ByteSize() <= MAX_SEED_BYTES]
+        self._messages = small
         self._protobuf = [m.SerializeToString() for m in small]
         self._json = [json.dumps(message_to_json(m)).encode() for m in small]
 
@@ -403,7 +479,16 @@ class Mutator:
         content = PROTOBUF if door == "grpc" or rng.random() < 0.5 else JSON
         pool = self._protobuf if content == PROTOBUF else self._json
         body = rng.choice(pool)
-        for _ in range(rng.choice((1, 1, 1, 2, 4))):
+        rounds = rng.choice((1, 1, 1, 2, 4))
+        if rng.random() < 0.35:  # valid, but odd in structure; sometimes then broken too
+            changed = mutate_structure(rng, rng.choice(self._messages))
+            body = (
+                changed.SerializeToString()
+                if content == PROTOBUF
+                else json.dumps(message_to_json(changed), allow_nan=True).encode()
+            )
+            rounds = rng.choice((0, 0, 0, 1))
+        for _ in range(rounds):
             if rng.random() < 0.3:
                 changed = mutate_bytes(rng, body, rng.choice(pool))
             elif content == PROTOBUF:
