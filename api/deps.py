@@ -147,10 +147,18 @@ def _instant(name: str, text: str | None) -> float | None:
 def get_filter(
     version: Annotated[str | None, Query(description="only runs of this agent version")] = None,
     since: Annotated[
-        str | None, Query(description="only runs that ended at or after (RFC 3339)")
+        str | None,
+        Query(
+            description="only runs that ended at or after (RFC 3339)",
+            json_schema_extra={"format": "date-time"},
+        ),
     ] = None,
     until: Annotated[
-        str | None, Query(description="only runs that ended before (RFC 3339)")
+        str | None,
+        Query(
+            description="only runs that ended before (RFC 3339)",
+            json_schema_extra={"format": "date-time"},
+        ),
     ] = None,
 ) -> RunFilter:
     return RunFilter(
