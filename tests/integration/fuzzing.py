@@ -100,16 +100,22 @@ class FuzzClient:
         }
         if case.gzip:
             headers["content-encoding"] = "gzip"
-        try:
-            self._http.request("POST", "/v1/traces", body=case.body, headers=headers)
-            reply = self._http.getresponse()
-            body = reply.read()
-        except TimeoutError:
-            self._reconnect()
-            return Answer("hang", f"no HTTP answer within {HANG_S:.0f} s")
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            self._reconnect()
-            return Answer("no answer", f"connection lost: {type(exc).__name__}: {exc}")
+        for attempt in (1, 2):
+            try:
+                self._http.request("POST", "/v1/traces", body=case.body, headers=headers)
+                reply = self._http.getresponse()
+                body = reply.read()
+                break
+            except TimeoutError:
+                self._reconnect()
+                return Answer("hang", f"no HTTP answer within {HANG_S:.0f} s")
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self._reconnect()
+                # A kept-alive connection the server closed as idle (its keep-alive
+                # timeout) just as this request left: any HTTP client sends again
+                # on a new connection. Twice is a real loss.
+                if attempt == 2:
+                    return Answer("no answer", f"connection lost: {type(exc).__name__}: {exc}")
         if reply.getheader("connection", "").lower() == "close":
             self._reconnect()
         return judge_http(reply.status, body, case.content == JSON)
@@ -167,6 +173,7 @@ def run_worker(target: Target, door: str, seed: int, count: int, deadline: float
     mutator = Mutator(seed, seed_messages())
     client = FuzzClient(target)
     tally = Tally()
+    lost = 0  # transport failures in a row
     try:
         while tally.inputs < count and time.time() < deadline:
             case = mutator.next(door)
@@ -178,8 +185,9 @@ def run_worker(target: Target, door: str, seed: int, count: int, deadline: float
                 tally.failed += 1
                 if len(tally.failures) < KEPT_FAILURES:
                     tally.failures.append((case, answer.failure))
-                if answer.kind == "no answer":
-                    break  # the server is gone: the caller checks and reports it
+            lost = lost + 1 if answer.kind == "no answer" else 0
+            if lost == 3:
+                break  # the server is gone: the caller checks and reports it
     finally:
         client.close()
     return tally
