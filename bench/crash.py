@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.ingest import fresh_databases  # noqa: E402
 from tests.integration.crashes import KINDS, Trial, run_trial  # noqa: E402
-from tests.postgres import PostgresCluster  # noqa: E402
 
 
 def main() -> None:
@@ -40,15 +39,10 @@ def main() -> None:
     trials: list[Trial] = []
     print(f"{args.store}, seed {seed}, {args.trials} trials")
     with ExitStack() as stack:
-        cluster = (
-            stack.enter_context(PostgresCluster(durable=True))
-            if args.store == "postgresql"
-            else None
-        )
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        databases = fresh_databases(args.store, None, stack)
         for index in range(args.trials):
             kind = kinds[index % len(kinds)]
-            url = cluster.create_database() if cluster else f"sqlite:///{folder}/crash-{index}.db"
+            url = databases()
             trial = run_trial(kind, url, rnd)
             trials.append(trial)
             settled = trial.runs_consistent_after_s

@@ -30,7 +30,6 @@ import argparse
 import heapq
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -44,6 +43,7 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.ingest import fresh_databases  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
 from tests.integration.processes import (  # noqa: E402
     HTTP_TRANSPORT_ERRORS,
@@ -54,7 +54,6 @@ from tests.integration.processes import (  # noqa: E402
     cli,
     start_server,
 )
-from tests.postgres import PostgresCluster  # noqa: E402
 
 SPANS_PER_REQUEST = 512
 SENDERS = 96
@@ -287,16 +286,10 @@ def main() -> None:
     bodies = build_requests(args.pool)
     failed = False
     with ExitStack() as stack:
-        cluster = (
-            stack.enter_context(PostgresCluster(durable=True))
-            if args.store == "postgresql"
-            else None
-        )
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        made = iter(range(100))
+        databases = fresh_databases(args.store, None, stack)
 
         def fresh() -> tuple[str, str]:
-            url = cluster.create_database() if cluster else f"sqlite:///{folder}/{next(made)}.db"
+            url = databases()
             key = cli("keys", "create", "--owner", "flood", "--database-url", url).stdout.strip()
             return url, key
 

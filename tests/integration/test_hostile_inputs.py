@@ -77,22 +77,19 @@ class Door:
         return reply.json()
 
     def run_id(self, trace_id: bytes) -> str:
-        engine = create_engine(self.url)
-        with engine.connect() as conn:
-            found = conn.execute(
-                text("SELECT id FROM runs WHERE trace_id = :t"), {"t": trace_id.hex()}
-            ).scalar_one()
-        engine.dispose()
-        return str(found)
+        (found,) = self._of_trace("SELECT id FROM runs WHERE trace_id = :t", trace_id)
+        return str(found.id)
 
     def stored(self, trace_id: bytes) -> list[Span]:
+        rows = self._of_trace("SELECT encoded FROM spans WHERE trace_id = :t", trace_id)
+        return [Span.FromString(bytes(row.encoded)) for row in rows]
+
+    def _of_trace(self, sql: str, trace_id: bytes) -> list[Any]:
         engine = create_engine(self.url)
         with engine.connect() as conn:
-            rows = conn.execute(
-                text("SELECT encoded FROM spans WHERE trace_id = :t"), {"t": trace_id.hex()}
-            ).all()
+            rows = conn.execute(text(sql), {"t": trace_id.hex()}).all()
         engine.dispose()
-        return [Span.FromString(bytes(row.encoded)) for row in rows]
+        return list(rows)
 
 
 @pytest.fixture(scope="module")
