@@ -52,6 +52,7 @@ from tests.integration.processes import (  # noqa: E402
     OtlpClient,
     ServerProcess,
     cli,
+    process_tree,
     start_server,
 )
 
@@ -233,16 +234,13 @@ def read_loop(server: ServerProcess, key: str, reads: Reads, phase: list[str]) -
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process and its descendants (live ones)."""
-    total, pending = 0, [pid]
-    while pending:
-        current = pending.pop()
+    total = 0
+    for member in process_tree(pid):
         try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])
-        pending.extend(int(child) for child in children)
     return total / os.sysconf("SC_CLK_TCK")
 
 

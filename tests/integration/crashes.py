@@ -35,7 +35,7 @@ from pathlib import Path
 import grpc
 import httpx
 from alembic import command
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from collector.storage.engine import open_database
 from collector.storage.migrate import _config, current_revision, head_revision
@@ -45,6 +45,7 @@ from tests.integration.processes import (
     OtlpClient,
     ServerProcess,
     cli,
+    process_tree,
     start_server,
 )
 from tests.otlp_builders import new_span_id, new_trace_id, request, span
@@ -80,9 +81,7 @@ class Trial:
 def kill_hard(server: ServerProcess | subprocess.Popen[str]) -> None:
     """SIGKILL the process and the decoder processes it started."""
     proc = server.proc if isinstance(server, ServerProcess) else server
-    children = _descendants(proc.pid)
-    proc.send_signal(signal.SIGKILL)
-    for pid in children:
+    for pid in process_tree(proc.pid):  # listed before any dies: orphans are not found
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -91,20 +90,6 @@ def kill_hard(server: ServerProcess | subprocess.Popen[str]) -> None:
         server.wait(30)  # and release its output pipe
     else:
         proc.wait(30)
-
-
-def _descendants(pid: int) -> list[int]:
-    found, pending = [], [pid]
-    while pending:
-        try:
-            children = Path(f"/proc/{pending.pop()}/task").glob("*/children")
-            for path in children:
-                kids = [int(c) for c in path.read_text().split()]
-                found.extend(kids)
-                pending.extend(kids)
-        except OSError:
-            continue
-    return found
 
 
 class Acks:
@@ -271,8 +256,8 @@ def _runs_settle(url: str, retained: bool, acks: Acks) -> float | None:
         engine.dispose()
 
 
-def _runs_match(engine: object, retained: bool, acks: Acks) -> bool:
-    with engine.connect() as conn:  # type: ignore[attr-defined]
+def _runs_match(engine: Engine, retained: bool, acks: Acks) -> bool:
+    with engine.connect() as conn:
         stored = dict(
             conn.execute(
                 text(
@@ -284,15 +269,10 @@ def _runs_match(engine: object, retained: bool, acks: Acks) -> bool:
         counted = dict(
             conn.execute(text("SELECT trace_id, sum(span_count) FROM runs GROUP BY trace_id")).all()
         )
-        graded = conn.execute(
+        graded = conn.execute(  # graded runs that do not show their grade
             text(
                 "SELECT count(*) FROM grades g JOIN runs r ON r.id = g.run_id "
-                "WHERE r.success_source IS DISTINCT FROM 'graded' OR r.success != g.success"
-            )
-            if engine.dialect.name == "postgresql"  # type: ignore[attr-defined]
-            else text(
-                "SELECT count(*) FROM grades g JOIN runs r ON r.id = g.run_id "
-                "WHERE r.success_source IS NOT 'graded' OR r.success != g.success"
+                "WHERE coalesce(r.success_source, '') != 'graded' OR r.success != g.success"
             )
         ).scalar_one()
     if graded:

@@ -151,21 +151,31 @@ class OtlpClient:
         self._channel.close()
 
 
+def process_tree(pid: int) -> list[int]:
+    """A process and all of its live descendants (a server's decoders)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        pending.extend(int(child) for child in children)
+    return found
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of a process and all of its descendants (decoders)."""
     total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
+    for member in process_tree(pid):
         try:
-            status = Path(f"/proc/{current}/status").read_text()
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+            status = Path(f"/proc/{member}/status").read_text()
         except OSError:
             continue
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
                 total += int(line.split()[1]) * 1024
-        pending.extend(int(child) for child in children)
     return total
 
 
