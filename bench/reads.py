@@ -33,7 +33,6 @@ from collector.assembly.identity import agent_id  # noqa: E402
 from collector.storage.dialect import (  # noqa: E402
     fold_run_deltas,
     insert_ignore_rows,
-    upsert_rows,
 )
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
@@ -94,7 +93,7 @@ def fill(url: str, count: int) -> str:
             [(ident, "bench", "big-agent", 0.0)],
         )
         for start in range(0, len(rows), 50_000):
-            upsert_rows(conn, runs, RUN_COLUMNS, rows[start : start + 50_000], key=("id",))
+            insert_ignore_rows(conn, runs, RUN_COLUMNS, rows[start : start + 50_000])
     with db.writer.begin() as conn:  # the kept sums, as the sweeper folds them
         while fold_run_deltas(conn):
             pass

@@ -39,7 +39,7 @@ from collector.runs.store import (
     span_counts,
     stale_pending,
 )
-from collector.storage.dialect import fold_run_deltas
+from collector.storage.dialect import fold_run_deltas, merge_key_tails
 from collector.storage.engine import Database
 from collector.storage.rows import SpanRow
 from collector.storage.sweeper_lease import SweeperLease
@@ -162,6 +162,9 @@ class RunRecomputer:
         self.notify(due)
         # The kept run sums: pending changes folded in (storage.kept_totals).
         self._write(fold_run_deltas)
+        if self._db.recent_keys is not None:
+            # SQLite: recent traces and runs into their indexes, in bulk.
+            self._write(merge_key_tails)
         passing = self._retention is not None and self._retention.is_alive()
         if now - self._last_retention >= self._retention_every_s and not passing:
             self._last_retention = now

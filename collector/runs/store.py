@@ -19,15 +19,17 @@ from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
 from collector.storage.dialect import (
+    delete_runs,
     in_chunks,
-    select_in,
+    select_runs_by_id,
     select_runs_of_traces,
     select_trace_spans,
+    trace_numbers,
     upsert_runs,
 )
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
-from collector.storage.tables import pending_traces, runs, trace_spans, traces
+from collector.storage.tables import pending_traces, runs, spans, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
 
@@ -69,18 +71,15 @@ def replace_trace_runs(
             conn, ("id", "terminal_at", "owner", "trace_id"), owner, chunk
         )
         for run_id, stored_at, run_owner, trace_id in found:
-            # SQLite gives an emptied table's last number again: a run kept
-            # from a trace retention removed may carry the number now.
+            # Before migration 0012 SQLite gave an emptied table's last number
+            # again: a run kept from a trace retention removed may carry it.
             if run_owner == owner and trace_id in wanted:
                 existing[run_id] = stored_at
     # A run stored under an earlier number of its trace (retention removed the
     # trace row with its last span) is still found by its id.
-    for chunk in in_chunks(sorted(keep - existing.keys())):
-        for run_id, stored_at in select_in(conn, runs, ("id", "terminal_at"), {}, "id", chunk):
-            existing[run_id] = stored_at
-    stale = [run_id for run_id in existing if run_id not in keep]
-    for chunk in in_chunks(stale):
-        conn.execute(delete(runs).where(runs.c.id.in_(chunk)))
+    for run_id, stored_at in select_runs_by_id(conn, ("id", "terminal_at"), keep - existing.keys()):
+        existing[run_id] = stored_at
+    delete_runs(conn, [run_id for run_id in existing if run_id not in keep])
     rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
@@ -115,15 +114,16 @@ def store_fresh_runs(
 
 def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
     """Spans stored per trace: the version a recomputation was based on."""
+    numbers = trace_numbers(conn, [(owner, trace_id) for trace_id in trace_ids])
+    by_number = {number: trace_id for (_, trace_id), number in numbers.items()}
     counts: dict[str, int] = {}
-    for chunk in in_chunks(trace_ids):
+    for chunk in in_chunks(sorted(by_number)):
         rows = conn.execute(
-            select(traces.c.trace_id, func.count())
-            .select_from(trace_spans)
-            .where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
-            .group_by(traces.c.trace_id)
+            select(spans.c.trace_ref, func.count())
+            .where(spans.c.trace_ref.in_(chunk))
+            .group_by(spans.c.trace_ref)
         )
-        counts.update({trace_id: int(count) for trace_id, count in rows})
+        counts.update({by_number[number]: int(count) for number, count in rows})
     return counts
 
 
@@ -153,9 +153,9 @@ def stale_pending(
 
 def clear_pending(conn: Connection, owner: str, trace_ids: Sequence[str]) -> None:
     """These traces' runs are stored as of their spans now: unmark them."""
-    for chunk in in_chunks(trace_ids):
-        numbers = select(traces.c.id).where(traces.c.owner == owner, traces.c.trace_id.in_(chunk))
-        conn.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(numbers)))
+    numbers = trace_numbers(conn, [(owner, trace_id) for trace_id in trace_ids])
+    for chunk in in_chunks(sorted(numbers.values())):
+        conn.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(chunk)))
 
 
 def group_by_owner(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:

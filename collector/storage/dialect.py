@@ -28,7 +28,7 @@ one process, `try_advisory_lock`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -43,11 +43,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from collector.storage.recent_keys import KeyTxn, TraceKey, current
+
+T = TypeVar("T")
+
 # Ids per IN (...) list, under every dialect's bind-parameter limit.
 _IN_CHUNK: Final = 400
 
 
-def in_chunks(items: Sequence[str]) -> Iterable[list[str]]:
+def in_chunks(items: Sequence[T]) -> Iterable[list[T]]:
     """IN (...) lists of at most _IN_CHUNK ids."""
     for start in range(0, len(items), _IN_CHUNK):
         yield list(items[start : start + _IN_CHUNK])
@@ -111,17 +115,189 @@ def upsert_rows(
 def upsert_runs(
     conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
 ) -> None:
-    """Insert or overwrite run rows (conflict on id), each with its trace's
-    number looked up in `traces` (registered earlier in the transaction)."""
-    updates = ", ".join(f"{c} = excluded.{c}" for c in (*columns, "trace_ref") if c != "id")
+    """Insert or overwrite run rows (by id, which comes first), each with
+    its trace's number from `traces` (registered earlier in the transaction).
+    The last row per id wins, as it would in a sequence of upserts."""
+    last = list({row[0]: row for row in rows}.values())
+    if not last:
+        return
+    if is_postgresql(conn):
+        updates = ", ".join(f"{c} = excluded.{c}" for c in (*columns, "trace_ref") if c != "id")
+        conflict = f"ON CONFLICT (id) DO UPDATE SET {updates}"
+        _insert_numbered(conn, table, columns, last, conflict, "s.id", list)
+        return
+    # SQLite: the id index holds merged rows only (storage/recent_keys.py),
+    # so there is no conflict to catch: stored runs are found first.
+    owner_at, trace_at = columns.index("owner"), columns.index("trace_id")
+    refs = trace_numbers(conn, [(row[owner_at], row[trace_at]) for row in last])
+    seqs = run_seqs(conn, [row[0] for row in last])
+    cur = cursor(conn)
+    assigned = ", ".join(f"{c} = ?" for c in (*columns[1:], "trace_ref"))
+    cur.executemany(
+        f"UPDATE runs SET {assigned} WHERE seq = ?",
+        [
+            (*row[1:], refs.get((row[owner_at], row[trace_at])), seqs[row[0]])
+            for row in last
+            if row[0] in seqs
+        ],
+    )
+    marks = ", ".join(["?"] * (len(columns) + 1))
+    insert = f"INSERT INTO runs (trace_ref, {', '.join(columns)}, merged) VALUES ({marks}, 0)"
+    txn = current(conn)
+    for row in last:
+        if row[0] not in seqs:
+            cur.execute(insert, (refs.get((row[owner_at], row[trace_at])), *row))
+            if txn is not None:
+                txn.added_runs[row[0]] = int(cur.lastrowid)
 
-    def last_per_id(found: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        # One statement may not update a row twice: the last row per id wins,
-        # as it would in a sequence of upserts.
-        return list({row[0]: row for row in found}.values())
 
-    conflict = f"ON CONFLICT (id) DO UPDATE SET {updates}"
-    _insert_numbered(conn, table, columns, rows, conflict, "s.id", last_per_id)
+def trace_numbers(conn: Connection, keys: Iterable[TraceKey]) -> dict[TraceKey, int]:
+    """The numbers (traces.id) of these (owner, trace id)s that have a row.
+
+    SQLite: rows not merged yet are in the writer's memory, or else found by
+    scanning them in number order (storage/recent_keys.py); merged rows
+    through the partial index, whose condition each query repeats.
+    """
+    wanted = sorted(set(keys))
+    found: dict[TraceKey, int] = {}
+    txn = current(conn)
+    if txn is not None:
+        for key in wanted:
+            number = txn.trace(key)
+            if number is not None:
+                found[key] = number
+    rest: dict[str, list[str]] = {}
+    for owner, trace_id in wanted:
+        if (owner, trace_id) not in found:
+            rest.setdefault(owner, []).append(trace_id)
+    cur = cursor(conn)
+    for owner, trace_ids in rest.items():
+        for chunk in in_chunks(trace_ids):
+            if is_postgresql(conn):
+                cur.execute(
+                    "SELECT trace_id, id FROM traces WHERE owner = %s AND trace_id = ANY(%s)",
+                    (owner, chunk),
+                )
+            else:
+                sql = _sqlite_by_key(
+                    txn, "trace_id, id", "traces", "owner = ? AND", "trace_id", chunk
+                )
+                cur.execute(sql, (owner, *chunk) * (1 if txn else 2))
+            found.update(((owner, trace_id), int(number)) for trace_id, number in cur.fetchall())
+    return found
+
+
+def run_seqs(conn: Connection, run_ids: Iterable[str]) -> dict[str, int]:
+    """The row numbers (runs.seq) of these run ids that are stored (SQLite:
+    as trace_numbers finds traces)."""
+    wanted = sorted(set(run_ids))
+    found: dict[str, int] = {}
+    txn = current(conn)
+    if txn is not None:
+        for run_id in wanted:
+            seq = txn.run(run_id)
+            if seq is not None:
+                found[run_id] = seq
+    rest = [run_id for run_id in wanted if run_id not in found]
+    cur = cursor(conn)
+    for chunk in in_chunks(rest):
+        if is_postgresql(conn):
+            cur.execute("SELECT id, seq FROM runs WHERE id = ANY(%s)", (chunk,))
+        else:
+            sql = _sqlite_by_key(txn, "id, seq", "runs", "", "id", chunk)
+            cur.execute(sql, tuple(chunk) * (1 if txn else 2))
+        found.update((run_id, int(seq)) for run_id, seq in cur.fetchall())
+    return found
+
+
+def _sqlite_by_key(
+    txn: KeyTxn | None, picked: str, table: str, owner: str, key: str, values: Sequence[str]
+) -> str:
+    """SQLite rows of `table` whose `key` is one of `values` (bound after
+    `owner`'s value, if any, once per part): merged rows through the index;
+    without the writer's memory, also the rows not merged, scanned in number
+    order through the small unmerged index."""
+    marks = ", ".join(["?"] * len(values))
+    merged = f"SELECT {picked} FROM {table} WHERE merged = 1 AND {owner} {key} IN ({marks})"
+    if txn is not None:
+        return merged
+    return (
+        f"{merged} UNION ALL SELECT {picked} FROM {table} INDEXED BY ix_{table}_unmerged "
+        f"WHERE merged = 0 AND {owner} {key} IN ({marks})"
+    )
+
+
+def select_runs_by_id(
+    conn: Connection, columns: Sequence[str], run_ids: Iterable[str]
+) -> list[tuple[Any, ...]]:
+    """SELECT run columns of the stored runs among these ids."""
+    seqs = sorted(run_seqs(conn, run_ids).values())
+    return _select_numbered(conn, "runs", "seq", columns, seqs)
+
+
+def delete_runs(conn: Connection, run_ids: Iterable[str]) -> None:
+    """Delete these runs (stored or not). SQLite: every writer reads its
+    memory of unmerged rows again (a row it remembers may be gone)."""
+    found = run_seqs(conn, run_ids)
+    if not found:
+        return
+    seqs = sorted(found.values())
+    for start in range(0, len(seqs), _IN_CHUNK):
+        chunk = seqs[start : start + _IN_CHUNK]
+        mark = marker(conn)
+        cursor(conn).execute(
+            f"DELETE FROM runs WHERE seq IN ({', '.join([mark] * len(chunk))})", tuple(chunk)
+        )
+    if not is_postgresql(conn):
+        txn = current(conn)
+        if txn is not None:
+            txn.removed_runs.update(found)
+            for run_id in found:
+                txn.added_runs.pop(run_id, None)
+        _next_key_generation(conn)
+
+
+def _next_key_generation(conn: Connection) -> None:
+    """SQLite: unmerged rows were merged or removed; every writer's memory
+    of them is read again (storage/recent_keys.py)."""
+    cursor(conn).execute(
+        "INSERT INTO key_merges (id, generation) VALUES (1, 1) "
+        "ON CONFLICT (id) DO UPDATE SET generation = generation + 1"
+    )
+    txn = current(conn)
+    if txn is not None:
+        txn.reload = True
+
+
+# SQLite: unmerged rows are merged once there are this many of a table, or a
+# 32nd of its rows if more: a merge writes each page of an index (~5,000 per
+# million traces) once, so it pays when it carries many more rows than pages.
+MERGE_MIN_ROWS: Final = 20_000
+MERGE_SHARE: Final = 32
+
+
+def merge_key_tails(conn: Connection, force: bool = False) -> int:
+    """SQLite: merge the rows not merged yet into the traces and runs
+    indexes, if there are enough of them (or `force`). Returns how many."""
+    if is_postgresql(conn):
+        return 0
+    cur = cursor(conn)
+    due = force
+    counts = []
+    for table, number in (("traces", "id"), ("runs", "seq")):
+        cur.execute(
+            f"SELECT count(*), (SELECT max({number}) FROM {table}) FROM {table} "
+            f"INDEXED BY ix_{table}_unmerged WHERE merged = 0"
+        )
+        unmerged, top = cur.fetchone()
+        counts.append(int(unmerged))
+        due = due or int(unmerged) >= max(MERGE_MIN_ROWS, int(top or 0) // MERGE_SHARE)
+    if not due or not any(counts):
+        return 0
+    cur.execute("UPDATE traces SET merged = 1 WHERE merged = 0")
+    cur.execute("UPDATE runs SET merged = 1 WHERE merged = 0")
+    _next_key_generation(conn)
+    return sum(counts)
 
 
 def select_runs_of_traces(
@@ -251,15 +427,15 @@ def _insert_numbered(
             f"ON t.owner = s.owner AND t.trace_id = s.trace_id ORDER BY {copy_order} {conflict}",
         )
         return
-    lookup = "(SELECT id FROM traces WHERE owner = {o} AND trace_id = {t})"
     if is_postgresql(conn):
         marks = ", ".join(["%s"] * len(columns))
-        ref = lookup.format(o="%s", t="%s")
+        ref = "(SELECT id FROM traces WHERE owner = %s AND trace_id = %s)"
         params: Sequence[tuple[Any, ...]] = [(row[owner_at], row[trace_at], *row) for row in rows]
-    else:  # numbered parameters: the row tuple is bound as it is
-        marks = ", ".join(f"?{i}" for i in range(1, len(columns) + 1))
-        ref = lookup.format(o=f"?{owner_at + 1}", t=f"?{trace_at + 1}")
-        params = list(exact(rows))
+    else:  # the numbers from the writer's memory or the merged index
+        refs = trace_numbers(conn, [(row[owner_at], row[trace_at]) for row in rows])
+        marks = ", ".join(["?"] * len(columns))
+        ref = "?"
+        params = [(refs.get((row[owner_at], row[trace_at])), *row) for row in rows]
     cursor(conn).executemany(
         f"INSERT INTO {table.name} (trace_ref, {names}) VALUES ({ref}, {marks}) {conflict}",
         params,
@@ -278,15 +454,25 @@ def _select_of_traces(
 ) -> list[tuple[Any, ...]]:
     """Rows of a table keyed by trace number, for (owner, trace id)s: the
     traces' numbers looked up, then their rows (plain tuples)."""
+    numbers = sorted(trace_numbers(conn, [(owner, t) for t in trace_ids]).values())
+    return _select_numbered(conn, table, "trace_ref", columns, numbers)
+
+
+def _select_numbered(
+    conn: Connection, table: str, key: str, columns: Sequence[str], numbers: Sequence[int]
+) -> list[tuple[Any, ...]]:
+    """SELECT columns of the rows whose `key` is one of these numbers."""
+    rows: list[tuple[Any, ...]] = []
     mark = marker(conn)
-    picked = ", ".join(f"x.{c}" for c in columns)
-    sql = (
-        f"SELECT {picked} FROM traces t JOIN {table} x ON x.trace_ref = t.id "
-        f"WHERE t.owner = {mark} AND t.trace_id IN ({', '.join([mark] * len(trace_ids))})"
-    )
     cur = cursor(conn)
-    cur.execute(sql, (owner, *trace_ids))
-    rows: list[tuple[Any, ...]] = cur.fetchall()
+    for start in range(0, len(numbers), _IN_CHUNK):
+        chunk = numbers[start : start + _IN_CHUNK]
+        cur.execute(
+            f"SELECT {', '.join(columns)} FROM {table} "
+            f"WHERE {key} IN ({', '.join([mark] * len(chunk))})",
+            tuple(chunk),
+        )
+        rows.extend(cur.fetchall())
     return rows
 
 
@@ -317,19 +503,32 @@ def register_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: fl
     """Give every (owner, trace id) of this transaction its `traces` row.
 
     PostgreSQL: an upsert, so the transaction also holds those rows until it
-    ends (sorted: no wait cycle). SQLite: inserted if new, never rewritten (a
-    rewrite would dirty a random page); BEGIN IMMEDIATE holds the database.
+    ends (sorted: no wait cycle). SQLite: inserted if new, not merged into
+    the index yet (storage/recent_keys.py), never rewritten (a rewrite would
+    dirty a random page); BEGIN IMMEDIATE holds the database.
     """
-    _for_traces(
-        conn,
-        traces,
-        now,
-        sqlite="INSERT INTO traces (owner, trace_id, touched_at) VALUES (?1, ?2, ?3) "
-        "ON CONFLICT DO NOTHING",
-        postgresql="INSERT INTO traces (owner, trace_id, touched_at) "
-        "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
-        "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
-    )
+    if is_postgresql(conn):
+        _for_traces(
+            conn,
+            traces,
+            now,
+            "INSERT INTO traces (owner, trace_id, touched_at) "
+            "SELECT o, t, %s FROM unnest(%s::text[], %s::text[]) AS k(o, t) ORDER BY o, t "
+            "ON CONFLICT (owner, trace_id) DO UPDATE SET touched_at = excluded.touched_at",
+        )
+        return
+    ordered = sorted(set(traces))
+    known = trace_numbers(conn, ordered)
+    txn = current(conn)
+    cur = cursor(conn)
+    for key in ordered:
+        if key not in known:
+            cur.execute(
+                "INSERT INTO traces (owner, trace_id, touched_at, merged) VALUES (?, ?, ?, 0)",
+                (*key, now),
+            )
+            if txn is not None:
+                txn.added_traces[key] = int(cur.lastrowid)
 
 
 def hold_runs(conn: Connection, run_ids: Sequence[str]) -> None:
@@ -418,35 +617,29 @@ def mark_pending(conn: Connection, traces: Iterable[tuple[str, str]], now: float
     In the transaction that stores their spans, after register_traces: on
     PostgreSQL those trace rows are locked, so marks are written in their order.
     """
+    if not is_postgresql(conn):
+        numbers = sorted(trace_numbers(conn, traces).values())
+        cursor(conn).executemany(
+            "INSERT INTO pending_traces (trace_ref, marked_at) VALUES (?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [(number, now) for number in numbers],
+        )
+        return
     _for_traces(
         conn,
         traces,
         now,
-        sqlite="INSERT INTO pending_traces (trace_ref, marked_at) SELECT id, ?3 FROM traces "
-        "WHERE owner = ?1 AND trace_id = ?2 ON CONFLICT DO NOTHING",
-        postgresql="INSERT INTO pending_traces (trace_ref, marked_at) "
+        "INSERT INTO pending_traces (trace_ref, marked_at) "
         "SELECT t.id, %s FROM traces t JOIN unnest(%s::text[], %s::text[]) AS k(o, tr) "
         "ON t.owner = k.o AND t.trace_id = k.tr ORDER BY t.id ON CONFLICT DO NOTHING",
     )
 
 
-def _for_traces(
-    conn: Connection,
-    traces: Iterable[tuple[str, str]],
-    now: float,
-    *,
-    sqlite: str,
-    postgresql: str,
-) -> None:
-    """One statement per (owner, trace id, now) on SQLite (?1, ?2, ?3), sorted;
-    one statement over arrays on PostgreSQL (now, owners[], trace ids[])."""
+def _for_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float, sql: str) -> None:
+    """PostgreSQL: one statement over arrays (now, owners[], trace ids[]), sorted."""
     ordered = sorted(set(traces))
-    if not ordered:
-        return
-    if not is_postgresql(conn):
-        cursor(conn).executemany(sqlite, [(owner, trace_id, now) for owner, trace_id in ordered])
-        return
-    cursor(conn).execute(postgresql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
+    if ordered:
+        cursor(conn).execute(sql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
 
 
 def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int:
@@ -469,7 +662,10 @@ def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int
         ),
         {"t": older_than, "n": limit},
     )
-    return int(result.rowcount)
+    deleted = int(result.rowcount)
+    if deleted and not is_postgresql(conn):
+        _next_key_generation(conn)  # some may be rows the writer remembers
+    return deleted
 
 
 def delete_old_span_rows(conn: Connection, older_than: float, limit: int) -> int:

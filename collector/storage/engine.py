@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import Connection
+
+from collector.storage.recent_keys import RecentKeys, keys_of
 
 _WAL_ATTEMPTS = 200  # 10 s
 
@@ -22,6 +27,9 @@ _WAL_ATTEMPTS = 200  # 10 s
 class Database:
     reader: Engine
     writer: Engine
+    # SQLite: the writer's memory of rows not merged into the key indexes
+    # yet (storage/recent_keys.py); PostgreSQL indexes every row at once.
+    recent_keys: RecentKeys | None = None
 
     @property
     def dialect(self) -> str:
@@ -32,11 +40,23 @@ class Database:
         self.writer.dispose()
 
 
+@contextmanager
+def writing(db: Database) -> Iterator[Connection]:
+    """A write transaction. SQLite: with the writer's memory of rows not
+    merged yet (storage/recent_keys.py), which keeps what the transaction
+    added once it has committed, and only then."""
+    recent = db.recent_keys
+    with db.writer.begin() as conn, keys_of(recent, conn) as keys:
+        yield conn
+    if recent is not None and keys is not None:
+        recent.committed(keys)
+
+
 def open_database(url: str, *, synchronous: str = "FULL") -> Database:
     if url.startswith("sqlite"):
         reader = _sqlite_engine(url, synchronous, immediate=False)
         writer = _sqlite_engine(url, synchronous, immediate=True)
-        return Database(reader, writer)
+        return Database(reader, writer, RecentKeys())
     engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=8)
     return Database(engine, engine)
 

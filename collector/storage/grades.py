@@ -17,9 +17,17 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import cursor, hold_runs, in_chunks, marker, select_in, upsert_rows
+from collector.storage.dialect import (
+    cursor,
+    hold_runs,
+    in_chunks,
+    marker,
+    run_seqs,
+    select_in,
+    upsert_rows,
+)
 from collector.storage.rows import GRADE_COLUMNS, GradeRow
-from collector.storage.tables import grades, runs
+from collector.storage.tables import grades
 
 GRADED = "graded"
 
@@ -49,16 +57,14 @@ def apply_grades(conn: Connection, run_ids: Sequence[str]) -> set[str]:
     if not outcomes:
         return set()
     ordered = sorted(outcomes)  # rows locked in id order, as every run writer does
-    stored: set[str] = set()
-    for chunk in in_chunks(ordered):
-        stored.update(r for (r,) in select_in(conn, runs, ("id",), {}, "id", chunk))
+    stored = run_seqs(conn, ordered)
     if stored:
         mark = marker(conn)
         cursor(conn).executemany(
-            f"UPDATE runs SET success = {mark}, success_source = '{GRADED}' WHERE id = {mark}",
-            [(outcomes[run_id], run_id) for run_id in ordered if run_id in stored],
+            f"UPDATE runs SET success = {mark}, success_source = '{GRADED}' WHERE seq = {mark}",
+            [(outcomes[run_id], stored[run_id]) for run_id in ordered if run_id in stored],
         )
-    return stored
+    return set(stored)
 
 
 def grade_of(conn: Connection, run_id: str) -> GradeRow | None:

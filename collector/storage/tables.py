@@ -67,6 +67,19 @@ radar_weights = Table(
 # span, growing with the table). Only this table is keyed by the random id,
 # once per trace. On PostgreSQL it is also the lock row every transaction
 # writing a trace's spans or runs upserts first (storage/dialect.register_traces).
+#
+# SQLite (migration 0012): a trace's row is first written outside the
+# (owner, trace_id) index (`merged` false) and found through the writer's
+# memory (storage/recent_keys.py); the sweeper merges those rows into the
+# index in bulk, so a merge writes each index page once for thousands of
+# traces instead of once per commit. PostgreSQL indexes every row at once
+# (several processes insert traces) and `merged` is always true there.
+# AUTOINCREMENT: a number is never given again (retention deletes the newest
+# rows too), so a number the writer remembers always means the same trace.
+MERGED_TRUE = text("merged = 1")  # SQLite's spelling; queries repeat it exactly
+MERGED_FALSE = text("merged = 0")
+NOT_MERGED_PG = text("NOT merged")
+
 traces = Table(
     "traces",
     metadata,
@@ -74,7 +87,11 @@ traces = Table(
     Column("owner", String(200), nullable=False),
     Column("trace_id", String(32), nullable=False),
     Column("touched_at", Float, nullable=False),
-    UniqueConstraint("owner", "trace_id", name="uq_traces_owner_trace"),
+    Column("merged", Boolean, nullable=False, server_default=text("true")),
+    Index("ux_traces_owner_trace", "owner", "trace_id", unique=True, sqlite_where=MERGED_TRUE),
+    # The rows not merged yet, in arrival order (appended, never random).
+    Index("ix_traces_unmerged", "id", sqlite_where=MERGED_FALSE, postgresql_where=NOT_MERGED_PG),
+    sqlite_autoincrement=True,
 )
 
 # A rowid table with ONE narrow unique index: random keys in a clustered
@@ -136,10 +153,13 @@ pending_traces = Table(
 # A trace's spans by its (owner, trace_id): through its number, the only index.
 trace_spans = traces.join(spans, spans.c.trace_ref == traces.c.id)
 
+# Runs by id work as traces by (owner, trace_id) do (migration 0012): `seq`
+# is the row's arrival number, the id index holds merged rows only on SQLite.
 runs = Table(
     "runs",
     metadata,
-    Column("id", String(36), primary_key=True),
+    Column("seq", SPAN_ROW_ID, primary_key=True, autoincrement=True),
+    Column("id", String(36), nullable=False),
     Column("owner", String(200), nullable=False),
     Column("agent_id", String(36), nullable=False),
     Column("trace_id", String(32), nullable=False),
@@ -175,6 +195,9 @@ runs = Table(
     # number grows as traces arrive, so a new run's entry is appended where
     # (owner, trace_id), a random key, put each one on a random page.
     Column("trace_ref", SPAN_ROW_ID),
+    Column("merged", Boolean, nullable=False, server_default=text("true")),
+    Index("ux_runs_id", "id", unique=True, sqlite_where=MERGED_TRUE),
+    Index("ix_runs_unmerged", "seq", sqlite_where=MERGED_FALSE, postgresql_where=NOT_MERGED_PG),
     Index("ix_runs_trace_ref", "trace_ref"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),
@@ -193,6 +216,17 @@ runs = Table(
         sqlite_where=text("success_source = 'graded'"),
         postgresql_where=text("success_source = 'graded'"),
     ),
+    sqlite_autoincrement=True,
+)
+
+# One row: how many times the rows not merged yet were merged into the
+# indexes (or a run among them deleted). A writer that finds it changed
+# reloads what it remembers (storage/recent_keys.py).
+key_merges = Table(
+    "key_merges",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", BigInteger, nullable=False),
 )
 
 

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 from collector.errors import BadRequest, Overloaded
 from collector.metrics import Metrics
 from collector.storage.dialect import register_traces
-from collector.storage.engine import Database
+from collector.storage.engine import Database, writing
 from collector.storage.failures import is_unavailable, is_unstorable
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.writes import write_batch
@@ -173,7 +173,7 @@ class BatchWriter:
         database's own is split, so one request's data never fails the others."""
         started = time.perf_counter()
         try:
-            with self._db.writer.begin() as conn:
+            with writing(self._db) as conn:
                 now = self._clock()
                 traces = set().union(*(b.traces for b in taken), *(j.traces for j in jobs))
                 register_traces(conn, traces, now)  # PostgreSQL: locked

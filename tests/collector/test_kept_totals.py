@@ -8,11 +8,17 @@ import random
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, text
+from sqlalchemy import text
 
 from api.ports import RunFilter
 from collector.storage import kept_totals
-from collector.storage.dialect import fold_run_deltas, hold_runs, upsert_rows
+from collector.storage.dialect import (
+    delete_runs,
+    fold_run_deltas,
+    hold_runs,
+    upsert_rows,
+    upsert_runs,
+)
 from collector.storage.engine import Database, open_database
 from collector.storage.grades import save_grades
 from collector.storage.migrate import create_schema, upgrade
@@ -100,7 +106,7 @@ def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None
             with db.writer.begin() as conn:
                 fresh = [a_run(rnd, rnd.randint(0, 60)) for _ in range(25)]
                 batch = {row.id: row for row in fresh}  # one upsert may not write a key twice
-                upsert_rows(conn, runs, RUN_COLUMNS, sorted(batch.values()), key=("id",))
+                upsert_runs(conn, runs, RUN_COLUMNS, sorted(batch.values()))
                 rows.update(batch)
                 if step % 3 == 1:  # the grade update
                     graded = rnd.sample(sorted(rows), 5)
@@ -115,7 +121,7 @@ def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None
                     )
                 if step % 4 == 2:  # stale runs dropped by a recomputation
                     gone = rnd.sample(sorted(rows), 4)
-                    conn.execute(delete(runs).where(runs.c.id.in_(gone)))
+                    delete_runs(conn, gone)
                     for run_id in gone:
                         del rows[run_id]
                 hold_runs(conn, ["run-9998", "run-9999"])  # PostgreSQL's placeholders count nothing

@@ -114,8 +114,12 @@ def test_upgrading_stores_each_distinct_resource_once(database_url: str) -> None
     """0004: the resource bytes inline in every span row move to `resources`."""
     db = open_database(database_url)
     upgrade(db, "0003")
-    with db.writer.begin() as conn:
-        register_traces(conn, [("o", "t1"), ("o", "t2")], 1.0)
+    with db.writer.begin() as conn:  # as 0003's writer numbered traces
+        for trace_id in ("t1", "t2"):
+            conn.execute(
+                text("INSERT INTO traces (owner, trace_id, touched_at) VALUES ('o', :t, 1.0)"),
+                {"t": trace_id},
+            )
     r1, r2 = b"\n\x0bresource-one", b"\n\x0bresource-two"
     stored = [("o", "t1", "a", 5.0, r1), ("o", "t1", "b", 6.0, r1), ("o", "t2", "a", 7.0, r2)]
     _store_old_spans(db, stored, numbered=True)

@@ -100,8 +100,10 @@ def test_a_run_whose_spans_retention_removed_is_updated_not_duplicated_by_a_late
 def test_a_trace_number_given_again_never_takes_another_traces_runs(
     tmp_path: Path, database_url: str
 ) -> None:
-    """SQLite numbers a trace max + 1: once retention removed the newest trace
-    row, the next new trace gets its number, which a kept run still carries."""
+    """Before migration 0012 SQLite numbered a trace max + 1, so once retention
+    removed the newest trace row the next new trace got its number, which a
+    kept run still carries; numbers are never given again now (AUTOINCREMENT),
+    and runs of a reused number (in databases from before) are checked too."""
     clock = FakeClock()
     with running_collector(
         tmp_path, database_url=database_url, clock=clock, span_retention_days=1.0

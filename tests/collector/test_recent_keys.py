@@ -1,0 +1,197 @@
+"""Traces and runs not merged into their key indexes yet (SQLite, migration
+0012): found by every writer and reader, never stored twice, merged in bulk.
+
+On PostgreSQL every row is indexed at once; the same behaviour must hold
+there too, so every test runs on both stores.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import text
+
+from collector.storage.dialect import (
+    delete_runs,
+    delete_unused_traces,
+    merge_key_tails,
+    register_traces,
+    run_seqs,
+    select_runs_by_id,
+    trace_numbers,
+    upsert_runs,
+)
+from collector.storage.engine import Database, open_database, writing
+from collector.storage.migrate import create_schema, upgrade
+from collector.storage.rows import RUN_COLUMNS, RunRow
+from collector.storage.tables import runs
+from collector.storage.writes import write_batch
+from tests.collector.span_rows import span_row
+from tests.collector.test_kept_totals import a_run
+
+
+@pytest.fixture
+def two_writers(database_url: str) -> Iterator[tuple[Database, Database]]:
+    """Two processes' worth of writers on one database (each its own memory)."""
+    first = open_database(database_url)
+    create_schema(first)
+    second = open_database(database_url)
+    yield first, second
+    first.dispose()
+    second.dispose()
+
+
+def run_of(index: int, trace: str, **values: object) -> RunRow:
+    row = a_run(random.Random(index), index)._replace(trace_id=trace, owner="o")
+    return row._replace(**values)  # type: ignore[arg-type]
+
+
+def count(db: Database, sql: str) -> int:
+    with db.reader.connect() as conn:
+        return int(conn.execute(text(sql)).scalar_one())
+
+
+def test_a_trace_and_a_run_written_by_two_writers_are_stored_once(
+    two_writers: tuple[Database, Database],
+) -> None:
+    first, second = two_writers
+    with writing(first) as conn:
+        register_traces(conn, [("o", "t1")], 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "t1", status="running")])
+    with writing(second) as conn:  # knows nothing of them but what is stored
+        register_traces(conn, [("o", "t1")], 2.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "t1", status="completed")])
+    with writing(first) as conn:
+        register_traces(conn, [("o", "t1"), ("o", "t2")], 3.0)
+        numbers = trace_numbers(conn, [("o", "t1"), ("o", "t2")])
+    assert count(first, "SELECT count(*) FROM traces") == 2
+    assert len(set(numbers.values())) == 2
+    assert count(first, "SELECT count(*) FROM runs") == 1
+    with first.reader.connect() as conn:
+        (status,) = conn.execute(text("SELECT status FROM runs")).one()
+    assert status == "completed"
+
+
+def test_rows_are_found_before_and_after_a_merge_by_readers_and_writers(
+    database_url: str,
+) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    keys = [("o", f"{i:032x}") for i in range(30)]
+    rows = [run_of(i, key[1]) for i, key in enumerate(keys)]
+    with writing(db) as conn:
+        register_traces(conn, keys, 1.0)
+        write_batch(conn, [], [span_row(t, "a" * 16) for _, t in keys])
+        upsert_runs(conn, runs, RUN_COLUMNS, rows)
+    merged_before = count(db, "SELECT count(*) FROM runs WHERE merged")
+    for forced in (False, True):
+        with writing(db) as conn:
+            merge_key_tails(conn, force=forced)
+        with db.reader.connect() as conn:  # no memory: a scan of the recent rows
+            assert set(trace_numbers(conn, keys)) == set(keys)
+            assert set(run_seqs(conn, [r.id for r in rows])) == {r.id for r in rows}
+        with writing(db) as conn:  # the writer's memory, or the index
+            register_traces(conn, keys, 2.0)
+            write_batch(conn, [], [span_row(t, "b" * 16) for _, t in keys])
+            upsert_runs(conn, runs, RUN_COLUMNS, rows)
+        assert count(db, "SELECT count(*) FROM traces") == 30
+        assert count(db, "SELECT count(*) FROM runs") == 30
+        assert count(db, "SELECT count(*) FROM spans") == 60
+    # Below the threshold nothing was merged; forced, everything was.
+    assert merged_before == (30 if db.dialect == "postgresql" else 0)
+    assert count(db, "SELECT count(*) FROM runs WHERE NOT merged") == 0
+    assert count(db, "SELECT count(*) FROM traces WHERE NOT merged") == 0
+    db.dispose()
+
+
+def test_a_rolled_back_transaction_leaves_nothing_remembered(database_url: str) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    with pytest.raises(RuntimeError), writing(db) as conn:
+        register_traces(conn, [("o", "gone")], 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "gone")])
+        raise RuntimeError("the commit fails")
+    # Numbers the rolled-back rows had are given again: to these rows.
+    with writing(db) as conn:
+        register_traces(conn, [("o", "kept")], 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(2, "kept")])
+    with writing(db) as conn:
+        assert trace_numbers(conn, [("o", "gone")]) == {}
+        assert run_seqs(conn, [run_of(1, "gone").id]) == {}
+        kept = trace_numbers(conn, [("o", "kept")])[("o", "kept")]
+        register_traces(conn, [("o", "gone")], 2.0)
+        assert trace_numbers(conn, [("o", "gone")])[("o", "gone")] != kept
+    assert count(db, "SELECT count(*) FROM traces") == 2
+    assert count(db, "SELECT count(*) FROM runs") == 1
+    db.dispose()
+
+
+def test_rows_another_writer_deleted_are_forgotten(two_writers: tuple[Database, Database]) -> None:
+    first, second = two_writers
+    run = run_of(1, "t1")
+    with writing(first) as conn:
+        register_traces(conn, [("o", "t1")], 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run])
+    with writing(second) as conn:  # retention (no span refers to it) and a stale run
+        assert delete_unused_traces(conn, older_than=5.0, limit=100) == 1
+        delete_runs(conn, [run.id])
+    with writing(first) as conn:
+        assert trace_numbers(conn, [("o", "t1")]) == {}
+        assert run_seqs(conn, [run.id]) == {}
+        register_traces(conn, [("o", "t1")], 6.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run])
+        number = trace_numbers(conn, [("o", "t1")])[("o", "t1")]
+    with first.reader.connect() as conn:
+        stored = conn.execute(text("SELECT trace_ref FROM runs")).scalars().all()
+        assert stored == [number]
+        assert conn.execute(text("SELECT id FROM traces")).scalars().all() == [number]
+
+
+def test_a_run_removed_and_stored_again_in_one_transaction_is_one_row(
+    database_url: str,
+) -> None:
+    db = open_database(database_url)
+    create_schema(db)
+    run = run_of(1, "t1")
+    with writing(db) as conn:
+        register_traces(conn, [("o", "t1")], 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run])
+    with writing(db) as conn:
+        delete_runs(conn, [run.id])
+        upsert_runs(conn, runs, RUN_COLUMNS, [run])
+        upsert_runs(conn, runs, RUN_COLUMNS, [run._replace(status="failed")])
+        assert [r[0] for r in select_runs_by_id(conn, ("status",), [run.id])] == ["failed"]
+    assert count(db, "SELECT count(*) FROM runs") == 1
+    db.dispose()
+
+
+def test_upgrading_keeps_stored_traces_and_runs_found_and_their_sums_kept(
+    database_url: str,
+) -> None:
+    """0012 rebuilds `traces` and `runs` on SQLite: rows, indexes and the
+    run-sum triggers of 0009 survive, and every stored row is merged."""
+    db = open_database(database_url)
+    upgrade(db, "0011")
+    old = run_of(1, "t1")
+    with db.writer.begin() as conn:
+        conn.execute(text("INSERT INTO traces (owner, trace_id, touched_at) VALUES ('o', 't1', 1)"))
+        names = ", ".join(RUN_COLUMNS)
+        marks = ", ".join(f":{c}" for c in RUN_COLUMNS)
+        conn.execute(text(f"INSERT INTO runs ({names}) VALUES ({marks})"), old._asdict())
+    create_schema(db)
+    assert count(db, "SELECT count(*) FROM runs WHERE merged") == 1
+    assert count(db, "SELECT count(*) FROM traces WHERE merged") == 1
+    with writing(db) as conn:
+        assert set(run_seqs(conn, [old.id])) == {old.id}
+        register_traces(conn, [("o", "t1")], 2.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(2, "t1")])
+    assert count(db, "SELECT count(*) FROM traces") == 1
+    assert count(db, "SELECT count(*) FROM runs") == 2
+    assert count(db, "SELECT count(*) FROM run_deltas") >= 1  # the insert trigger
+    with writing(db) as conn:
+        merge_key_tails(conn, force=True)
+    with pytest.raises(Exception, match="(?i)unique"), db.writer.begin() as conn:
+        conn.execute(text("UPDATE runs SET id = :id"), {"id": old.id})
+    db.dispose()
