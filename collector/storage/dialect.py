@@ -643,22 +643,27 @@ def _for_traces(conn: Connection, traces: Iterable[tuple[str, str]], now: float,
 
 
 def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int:
-    """Retention of trace rows no span refers to any more: at most `limit`,
-    the oldest numbers first (where the old ones are). Returns how many.
+    """Retention of trace rows no span refers to any more, looked for among
+    the oldest `limit` numbers only: span retention empties traces in number
+    order, and a step that looked further would scan every trace row, a cost
+    that grows with the store (bench/ingest.py --growing restarts the server
+    each round, and a start begins with a pass). A trace still in use at the
+    head (a session that lasts longer than the retention age) holds up the
+    ones behind it only while `limit` such rows fill the window. Returns
+    how many were deleted.
 
     PostgreSQL: never waits on a row a writer holds right now (that writer
     may be waiting for this transaction: a duplicate of a span being
     deleted), and a row a writer touched since is kept (`touched_at` is
     re-checked on the newest row version).
     """
-    unused = (
-        "touched_at < :t AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.trace_ref = traces.id)"
-    )
     lock = " FOR UPDATE SKIP LOCKED" if is_postgresql(conn) else ""
     result = conn.execute(
         text(
-            "DELETE FROM traces WHERE id IN "
-            f"(SELECT id FROM traces WHERE {unused} ORDER BY id LIMIT :n{lock})"
+            "DELETE FROM traces WHERE id IN (SELECT id FROM traces WHERE id IN "
+            "(SELECT id FROM traces ORDER BY id LIMIT :n) AND touched_at < :t "
+            "AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.trace_ref = traces.id)"
+            f"{lock})"
         ),
         {"t": older_than, "n": limit},
     )
@@ -669,16 +674,33 @@ def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int
 
 
 def delete_old_span_rows(conn: Connection, older_than: float, limit: int) -> int:
-    """At most `limit` spans received before `older_than`, the oldest rows
-    first: row ids grow with arrival, so the old spans are found at once."""
+    """Of the oldest `limit` span rows, those received before `older_than`.
+    Row numbers grow with arrival, so the old spans are the first rows, and
+    a step reads no further than `limit` rows: a filter on `received_at`
+    alone (not indexed) would scan the whole table to learn that nothing is
+    old, as every pass did at start and once an hour."""
     result = conn.execute(
         text(
-            "DELETE FROM spans WHERE id IN "
-            "(SELECT id FROM spans WHERE received_at < :t ORDER BY id LIMIT :n)"
+            "DELETE FROM spans WHERE id IN (SELECT id FROM "
+            "(SELECT id, received_at FROM spans ORDER BY id LIMIT :n) AS head "
+            "WHERE received_at < :t)"
         ),
         {"t": older_than, "n": limit},
     )
     return int(result.rowcount)
+
+
+# Tables span retention deletes from (PostgreSQL: vacuumed after a pass).
+RETAINED_TABLES: Final = ("spans", "traces", "resources", "pending_traces")
+
+
+def vacuum_retained(conn: Connection) -> None:
+    """PostgreSQL, on a connection in autocommit: make the rows a retention
+    pass deleted free space now. Autovacuum comes at most once a naptime (a
+    minute), and ingest meanwhile extends the tables instead of reusing the
+    space (bench/retention.py). SQLite reuses freed pages at once."""
+    if is_postgresql(conn):
+        conn.exec_driver_sql(f"VACUUM {', '.join(RETAINED_TABLES)}")
 
 
 # Keys of the session/transaction advisory locks (PostgreSQL), one per role.

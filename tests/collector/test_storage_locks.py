@@ -159,3 +159,25 @@ def test_retention_steps_delete_a_bounded_number_of_rows_until_nothing_is_old(
             assert conn.execute(text("SELECT count(*) FROM traces")).scalar() == 1
     finally:
         db.dispose()
+
+
+def test_a_retention_step_looks_no_further_than_the_oldest_rows(database_url: str) -> None:
+    """Rows arrive in number order, so old spans and emptied traces are at the
+    head; a step that looked past `limit` rows would scan the whole store to
+    find that nothing is old (docs/sizing.md)."""
+    db = migrated(database_url)
+    try:
+        with db.writer.begin() as conn:
+            register_traces(conn, [("o", f"live{i}") for i in range(4)], 90.0)
+            register_traces(conn, [("o", "emptied")], 1.0)
+            young = [span_row(f"live{i}", f"y{i}", received_at=90.0) for i in range(4)]
+            write_batch(conn, [], [*young, span_row("emptied", "late-but-old", received_at=10.0)])
+        with db.writer.begin() as conn:
+            assert delete_old_spans(conn, older_than=50.0, limit=4) == 0
+        with db.writer.begin() as conn:  # a wider window reaches both
+            assert delete_old_spans(conn, older_than=50.0, limit=5) == 2
+        with db.reader.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM spans")).scalar() == 4
+            assert conn.execute(text("SELECT count(*) FROM traces")).scalar() == 4
+    finally:
+        db.dispose()
