@@ -39,7 +39,7 @@ from collector.runs.store import (
     span_counts,
     stale_pending,
 )
-from collector.storage.dialect import fold_run_deltas, merge_key_tails
+from collector.storage.dialect import fold_run_deltas, merge_key_tails, vacuum_retained
 from collector.storage.engine import Database
 from collector.storage.rows import SpanRow
 from collector.storage.sweeper_lease import SweeperLease
@@ -187,6 +187,15 @@ class RunRecomputer:
             log.exception("retention pass failed; the next one goes on")
         if total:
             log.info("retention: deleted %d spans and trace rows", total)
+            self._vacuum()
+
+    def _vacuum(self) -> None:
+        """After a pass that deleted rows: their space, free for new ones."""
+        try:
+            with self._db.writer.connect() as conn:
+                vacuum_retained(conn.execution_options(isolation_level="AUTOCOMMIT"))
+        except Exception:
+            log.exception("vacuum after retention failed; autovacuum will do it")
 
     def recompute(self, traces: set[TraceKey]) -> None:
         waiting: list[tuple[str, list[str], Future[Any]]] = []
