@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -110,9 +111,16 @@ def _trace_spans(rnd: random.Random, base_ns: int) -> list[Span]:
 
 
 def build_requests(count: int, spans_per_request: int = 512, seed: int = 7) -> list[bytes]:
+    """Requests of whole runs that start from now on, as an agent's do.
+
+    Start times used to be one fixed instant for every build: each round of
+    bench/ingest.py --growing then put its runs between the earlier rounds'
+    in the (agent, start) index, a random page each, which no deployment
+    does: its runs start later and later.
+    """
     rnd = random.Random(seed)
     bodies = []
-    base = 1_790_000_000_000_000_000
+    base = time.time_ns()
     for _ in range(count):
         request = ExportTraceServiceRequest()
         rs = request.resource_spans.add()
@@ -120,7 +128,7 @@ def build_requests(count: int, spans_per_request: int = 512, seed: int = 7) -> l
         scope = rs.scope_spans.add()
         scope.scope.name = "bench"
         while len(scope.spans) < spans_per_request:
-            base += 50_000_000
+            base += 50_000  # 50 us: a round never reaches into the next one
             scope.spans.extend(_trace_spans(rnd, base)[: spans_per_request - len(scope.spans)])
         bodies.append(request.SerializeToString())
     return bodies

@@ -42,6 +42,12 @@ from tests.integration.processes import cli, start_server  # noqa: E402
 from tests.postgres import PostgresCluster  # noqa: E402
 
 PER_REQUEST = 512
+TABLES = ("spans", "traces", "resources", "runs", "run_deltas", "run_totals")
+_TOTAL_SIZE = (
+    "SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY["
+    + ", ".join(f"'{t}'" for t in TABLES)
+    + "]::regclass[]) c"
+)
 
 
 def size_of(url: str, path: Path | None) -> tuple[int, int]:
@@ -56,19 +62,56 @@ def size_of(url: str, path: Path | None) -> tuple[int, int]:
             page = conn.exec_driver_sql("PRAGMA page_size").scalar_one()
             engine.dispose()
             return size, size - int(free) * int(page)
-        tables = "ARRAY['spans', 'traces', 'resources', 'runs', 'run_deltas', 'run_totals']"
-        size = conn.execute(
-            text(f"SELECT sum(pg_total_relation_size(c)) FROM unnest({tables}::regclass[]) c")
-        ).scalar_one()
+        size = conn.execute(text(_TOTAL_SIZE)).scalar_one()
         live, dead = conn.execute(
             text(
                 "SELECT sum(n_live_tup), sum(n_dead_tup) FROM pg_stat_user_tables "
-                f"WHERE relname = ANY({tables})"
-            )
+                "WHERE relname = ANY(:names)"
+            ),
+            {"names": list(TABLES)},
         ).one()
     engine.dispose()
     share = float(live or 0) / max(float((live or 0) + (dead or 0)), 1.0)
     return int(size), int(int(size) * share)
+
+
+def compacted_size(url: str, path: Path | None) -> int:
+    """What the same rows take compacted: SQLite's `VACUUM INTO` a new file;
+    PostgreSQL's tables after VACUUM FULL (run with the collector stopped)."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        if path is not None:
+            copy = path.with_name("compacted.db")
+            copy.unlink(missing_ok=True)
+            conn.exec_driver_sql(f"VACUUM INTO '{copy}'")
+            size = copy.stat().st_size
+            copy.unlink()
+        else:
+            for table in TABLES:
+                conn.exec_driver_sql(f"VACUUM FULL {table}")
+            size = int(conn.execute(text(_TOTAL_SIZE)).scalar_one())
+    engine.dispose()
+    return size
+
+
+def relation_sizes(url: str) -> str:
+    """PostgreSQL: where the bytes are, per table: heap, TOAST, indexes (MB)."""
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT c.relname, pg_relation_size(c.oid), "
+                "coalesce(pg_total_relation_size(c.reltoastrelid), 0), pg_indexes_size(c.oid) "
+                "FROM pg_class c WHERE c.relname = ANY(:names) ORDER BY c.relname"
+            ),
+            {"names": list(TABLES)},
+        ).all()
+    engine.dispose()
+    return "; ".join(
+        f"{name} {heap / 1e6:,.0f}+{toast / 1e6:,.0f}+{index / 1e6:,.0f}"
+        for name, heap, toast, index in rows
+        if heap + toast + index > 5e6
+    )
 
 
 def stored(url: str) -> tuple[int, int]:
@@ -150,6 +193,13 @@ def steady(args: argparse.Namespace, stack: ExitStack, tmp: Path) -> None:
             f"({payload / 1e6:,.0f} MB encoded); store {size / 1e6:,.0f} MB, "
             f"{used / 1e6:,.0f} MB of it in use: {size / max(used, 1):.2f}x"
         )
+        if path is None:
+            print(f"    MB, heap+TOAST+indexes: {relation_sizes(url)}")
+    compacted = compacted_size(url, path)
+    print(
+        f"  the same rows compacted: {compacted / 1e6:,.0f} MB; the last cycle's store is "
+        f"{size / max(compacted, 1):.2f}x that"
+    )
 
 
 if __name__ == "__main__":
