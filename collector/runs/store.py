@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
@@ -19,6 +19,7 @@ from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
 from collector.storage.dialect import (
+    count_spans_by_number,
     delete_runs,
     in_chunks,
     select_runs_by_id,
@@ -29,7 +30,7 @@ from collector.storage.dialect import (
 )
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
-from collector.storage.tables import pending_traces, runs, spans, traces
+from collector.storage.tables import pending_traces, runs, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
 
@@ -116,15 +117,8 @@ def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[
     """Spans stored per trace: the version a recomputation was based on."""
     numbers = trace_numbers(conn, [(owner, trace_id) for trace_id in trace_ids])
     by_number = {number: trace_id for (_, trace_id), number in numbers.items()}
-    counts: dict[str, int] = {}
-    for chunk in in_chunks(sorted(by_number)):
-        rows = conn.execute(
-            select(spans.c.trace_ref, func.count())
-            .where(spans.c.trace_ref.in_(chunk))
-            .group_by(spans.c.trace_ref)
-        )
-        counts.update({by_number[number]: int(count) for number, count in rows})
-    return counts
+    counts = count_spans_by_number(conn, sorted(by_number))
+    return {by_number[number]: count for number, count in counts.items()}
 
 
 def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str, str]]:
