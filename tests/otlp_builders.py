@@ -10,6 +10,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from collector.assembly.membership import FLAG_HAS_IS_REMOTE
+
 
 def any_value(value: Any) -> AnyValue:
     if isinstance(value, bool):
@@ -74,6 +76,19 @@ def span(
         event = result.events.add(name=event_name, time_unix_nano=start)
         event.attributes.extend(attrs(event_attrs))
     return result
+
+
+def chat_awaiting_its_root(trace_id: bytes, root: bytes) -> Span:
+    """An LLM call whose parent, the run's root, is local (flags say so) and
+    has not arrived: its run stays open until the root comes or times out."""
+    return span(
+        trace_id,
+        new_span_id(),
+        "chat",
+        parent=root,
+        flags=FLAG_HAS_IS_REMOTE,
+        attributes={"gen_ai.operation.name": "chat"},
+    )
 
 
 def request(

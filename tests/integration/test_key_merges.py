@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 from collector.storage.dialect import merge_key_tails
 from collector.storage.engine import writing
 from tests.integration.harness import Collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
+from tests.otlp_builders import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 
 API = "/api/v1"
 
@@ -25,14 +24,7 @@ def test_a_trace_continued_after_a_merge_is_one_run_read_alike_before_and_after(
     collector: Collector,
 ) -> None:
     trace_id, root = new_trace_id(), new_span_id()
-    child = span(
-        trace_id,
-        new_span_id(),
-        "chat",
-        parent=root,
-        flags=FLAG_HAS_IS_REMOTE,
-        attributes={"gen_ai.operation.name": "chat"},
-    )
+    child = chat_awaiting_its_root(trace_id, root)
     assert collector.post(request([child]).SerializeToString()).status_code == 200
     collector.settle()
     [(run_id,)] = collector.query("SELECT id FROM runs WHERE trace_id = ?", trace_id.hex())

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 from tests.integration.harness import FakeClock, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
+from tests.otlp_builders import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 
 
 def status(c: object, trace_id: bytes) -> list[tuple[str, object, str]]:
@@ -24,14 +23,7 @@ def test_rootless_run_times_out_and_a_late_root_completes_it(
         tmp_path, database_url=database_url, clock=clock, run_timeout_s=300, orphan_grace_s=30
     ) as c:
         trace_id, root = new_trace_id(), new_span_id()
-        child = span(
-            trace_id,
-            new_span_id(),
-            "chat",
-            parent=root,
-            flags=FLAG_HAS_IS_REMOTE,
-            attributes={"gen_ai.operation.name": "chat"},
-        )
+        child = chat_awaiting_its_root(trace_id, root)
         assert c.post(request([child]).SerializeToString()).status_code == 200
         c.settle()
         assert status(c, trace_id) == [("running", None, "none")]
