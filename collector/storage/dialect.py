@@ -242,10 +242,8 @@ def delete_runs(conn: Connection, run_ids: Iterable[str]) -> None:
     found = run_seqs(conn, run_ids)
     if not found:
         return
-    seqs = sorted(found.values())
-    for start in range(0, len(seqs), _IN_CHUNK):
-        chunk = seqs[start : start + _IN_CHUNK]
-        mark = marker(conn)
+    mark = marker(conn)
+    for chunk in in_chunks(sorted(found.values())):
         cursor(conn).execute(
             f"DELETE FROM runs WHERE seq IN ({', '.join([mark] * len(chunk))})", tuple(chunk)
         )
