@@ -193,7 +193,10 @@ def serve(settings: Settings) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
+    # With a timeout: a signal the kernel hands to another thread only sets
+    # a flag, which the main thread acts on once it wakes up.
+    while not stop.wait(0.5):
+        pass
     print("shutting down: draining the ingest queue", file=sys.stderr, flush=True)
     service.stop()
     return 0
