@@ -89,8 +89,18 @@ traces = Table(
     Column("touched_at", Float, nullable=False),
     Column("merged", Boolean, nullable=False, server_default=text("true")),
     Index("ux_traces_owner_trace", "owner", "trace_id", unique=True, sqlite_where=MERGED_TRUE),
-    # The rows not merged yet, in arrival order (appended, never random).
-    Index("ix_traces_unmerged", "id", sqlite_where=MERGED_FALSE, postgresql_where=NOT_MERGED_PG),
+    # The rows not merged yet, in arrival order (appended, never random),
+    # with what a lookup reads: a reader finds a key among them without
+    # visiting the table (migration 0013).
+    Index(
+        "ix_traces_unmerged",
+        "id",
+        "owner",
+        "trace_id",
+        "merged",
+        sqlite_where=MERGED_FALSE,
+        postgresql_where=NOT_MERGED_PG,
+    ),
     sqlite_autoincrement=True,
 )
 
@@ -197,7 +207,14 @@ runs = Table(
     Column("trace_ref", SPAN_ROW_ID),
     Column("merged", Boolean, nullable=False, server_default=text("true")),
     Index("ux_runs_id", "id", unique=True, sqlite_where=MERGED_TRUE),
-    Index("ix_runs_unmerged", "seq", sqlite_where=MERGED_FALSE, postgresql_where=NOT_MERGED_PG),
+    Index(
+        "ix_runs_unmerged",
+        "seq",
+        "id",
+        "merged",
+        sqlite_where=MERGED_FALSE,
+        postgresql_where=NOT_MERGED_PG,
+    ),
     Index("ix_runs_trace_ref", "trace_ref"),
     Index("ix_runs_agent_started", "agent_id", "started_ns"),
     Index("ix_runs_agent_terminal", "agent_id", "terminal_at"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -195,3 +196,31 @@ def test_upgrading_keeps_stored_traces_and_runs_found_and_their_sums_kept(
     with pytest.raises(Exception, match="(?i)unique"), db.writer.begin() as conn:
         conn.execute(text("UPDATE runs SET id = :id"), {"id": old.id})
     db.dispose()
+
+
+def test_a_reader_finds_rows_not_merged_from_their_index_alone(tmp_path: Path) -> None:
+    """Without the writer's memory, a lookup scans the rows not merged yet:
+    the index of those rows holds the keys (migration 0013), so the scan
+    never visits the table."""
+    db = open_database(f"sqlite:///{tmp_path / 'tail.db'}")
+    create_schema(db)
+    keys = [("o", f"{i:032x}") for i in range(5)]
+    with writing(db) as conn:
+        register_traces(conn, keys, 1.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, t) for i, (_, t) in enumerate(keys)])
+    statements: list[str] = []
+    with db.reader.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        raw.set_trace_callback(statements.append)  # type: ignore[union-attr]
+        assert set(trace_numbers(conn, keys)) == set(keys)
+        assert len(run_seqs(conn, [run_of(i, t).id for i, (_, t) in enumerate(keys)])) == 5
+        raw.set_trace_callback(None)  # type: ignore[union-attr]
+        lookups = [s for s in statements if "merged = 0" in s]
+        plans = [
+            " | ".join(row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {s}"))  # type: ignore[union-attr]
+            for s in lookups
+        ]
+    db.dispose()
+    assert len(plans) == 2
+    assert "COVERING INDEX ix_traces_unmerged" in plans[0]
+    assert "COVERING INDEX ix_runs_unmerged" in plans[1]
