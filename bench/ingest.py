@@ -11,7 +11,11 @@ that is the last durable span), then checks every span is stored.
 `--store postgresql` starts a throwaway cluster with PostgreSQL's durable
 defaults (fsync, synchronous_commit on) for the whole benchmark.
 `--growing` keeps one database for all rounds of a door (new spans each
-round), to show how the rate holds up as the tables grow.
+round), to show how the rate holds up as the tables grow. `--paired` adds,
+after each growing round, the same requests into an empty database: the
+ratio of the two is the cost of the stored data alone, since both rounds
+ran within a minute of each other (the machine's speed drifts by 15% and
+more between hours, which the ratio to the first round cannot tell apart).
 """
 
 from __future__ import annotations
@@ -95,18 +99,21 @@ def one_round(
     return spans / elapsed
 
 
-def fresh_databases(store: str, url: str | None, stack: ExitStack) -> Callable[[], str]:
-    """Where each round writes: an empty database every time."""
+def fresh_databases(
+    store: str, url: str | None, stack: ExitStack, cluster: PostgresCluster | None = None
+) -> Callable[[], str]:
+    """Where each round writes: an empty database every time (the one before
+    is removed; a second lane on the same cluster keeps its own)."""
     if url:
         return lambda: _emptied(url)
     if store == "postgresql":
-        cluster = stack.enter_context(PostgresCluster(durable=True))
+        server = cluster or stack.enter_context(PostgresCluster(durable=True))
         previous: list[str] = []
 
         def next_database() -> str:
             while previous:  # as below: no writeback of the last round during this one
-                cluster.drop_database(previous.pop())
-            previous.append(cluster.create_database())
+                server.drop_database(previous.pop())
+            previous.append(server.create_database())
             return previous[-1]
 
         return next_database
@@ -143,7 +150,12 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="an existing database (emptied)")
     parser.add_argument("--doors", default="http,grpc")
     parser.add_argument("--growing", action="store_true", help="one database for all rounds")
+    parser.add_argument(
+        "--paired", action="store_true", help="--growing: each round again into an empty database"
+    )
     args = parser.parse_args()
+    if args.paired and (args.database_url or not args.growing):
+        parser.error("--paired needs --growing and a store of its own (no --database-url)")
     bodies = build_requests(args.requests)
     store = args.database_url.split(":")[0] if args.database_url else args.store
     print(
@@ -151,10 +163,14 @@ def main() -> None:
         f"spans, {len(bodies[0]) / 512:.0f} B/span, {SENDERS} senders, {args.rounds} rounds"
     )
     with ExitStack() as stack:
-        databases = fresh_databases(args.store, args.database_url, stack)
+        cluster = None
+        if args.store == "postgresql" and not args.database_url:
+            cluster = stack.enter_context(PostgresCluster(durable=True))
+        databases = fresh_databases(args.store, args.database_url, stack, cluster)
+        references = fresh_databases(args.store, None, stack, cluster) if args.paired else None
         for door in args.doors.split(","):
             if args.growing:
-                growing(door, args, databases())
+                growing(door, args, databases(), references)
                 continue
             rates = [
                 one_round(door, bodies, databases(), args.processes) for _ in range(args.rounds)
@@ -165,18 +181,30 @@ def main() -> None:
             )
 
 
-def growing(door: str, args: argparse.Namespace, database_url: str) -> None:
-    """Rounds of new spans into one database: the rate as the tables grow."""
+def growing(
+    door: str,
+    args: argparse.Namespace,
+    database_url: str,
+    references: Callable[[], str] | None = None,
+) -> None:
+    """Rounds of new spans into one database: the rate as the tables grow;
+    with `references`, each round's requests again into an empty database."""
     stored = 0
     rates: list[float] = []
+    paired: list[float] = []
     for index in range(args.rounds):  # built per round: 5M spans of requests are ~5 GB
         bodies = build_requests(args.requests, seed=100 + index)
         rates.append(one_round(door, bodies, database_url, args.processes, stored))
         stored += len(bodies) * 512
-        print(
+        line = (
             f"OTLP/{door.upper():4} durable spans/s: {rates[-1]:,.0f} with {stored:,} spans "
             f"stored ({rates[-1] / rates[0]:.0%} of the first round)"
         )
+        if references is not None:
+            empty = one_round(door, bodies, references(), args.processes)
+            paired.append(rates[-1] / empty)
+            line += f"; {empty:,.0f} into an empty store just after ({paired[-1]:.0%})"
+        print(line, flush=True)
     # One round swings by 15% on these machines: the last three together.
     last = statistics.median(rates[-3:])
     print(
@@ -184,6 +212,11 @@ def growing(door: str, args: argparse.Namespace, database_url: str) -> None:
         f"{last / rates[0]:.0%} of the first round, {last / statistics.median(rates[:3]):.0%} "
         "of the first three"
     )
+    if paired:
+        print(
+            f"OTLP/{door.upper():4} against an empty store just after: median of the last 3 "
+            f"rounds {statistics.median(paired[-3:]):.0%}, of all {statistics.median(paired):.0%}"
+        )
 
 
 if __name__ == "__main__":
