@@ -39,7 +39,12 @@ from collector.runs.store import (
     span_counts,
     stale_pending,
 )
-from collector.storage.dialect import fold_run_deltas, merge_key_tails, vacuum_retained
+from collector.storage.dialect import (
+    fold_run_deltas,
+    in_chunks,
+    merge_key_tails,
+    vacuum_retained,
+)
 from collector.storage.engine import Database
 from collector.storage.rows import SpanRow
 from collector.storage.sweeper_lease import SweeperLease
@@ -200,8 +205,7 @@ class RunRecomputer:
     def recompute(self, traces: set[TraceKey]) -> None:
         waiting: list[tuple[str, list[str], Future[Any]]] = []
         for owner, trace_ids in group_by_owner(traces).items():
-            for start in range(0, len(trace_ids), _MAX_TRACES_PER_TXN):
-                chunk = trace_ids[start : start + _MAX_TRACES_PER_TXN]
+            for chunk in in_chunks(trace_ids, _MAX_TRACES_PER_TXN):
                 waiting.append((owner, chunk, self._store(owner, chunk)))
         for owner, chunk, future in waiting:
             try:

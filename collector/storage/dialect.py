@@ -52,10 +52,11 @@ K = TypeVar("K")
 _IN_CHUNK: Final = 400
 
 
-def in_chunks(items: Sequence[T]) -> Iterable[list[T]]:
-    """IN (...) lists of at most _IN_CHUNK ids."""
-    for start in range(0, len(items), _IN_CHUNK):
-        yield list(items[start : start + _IN_CHUNK])
+def in_chunks(items: Sequence[T], size: int = _IN_CHUNK) -> Iterable[list[T]]:
+    """Consecutive lists of at most `size` items (by default an IN (...)
+    list's worth of ids)."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
 
 
 def exact(rows: Iterable[tuple[Any, ...]]) -> Iterable[tuple[Any, ...]]:
@@ -145,8 +146,7 @@ def upsert_runs(
     added = [(refs.get((row[owner_at], row[trace_at])), *row) for row in last if row[0] not in seqs]
     one = f"({', '.join(['?'] * (len(columns) + 1))}, 0)"
     txn = current(conn)
-    for start in range(0, len(added), _RUNS_PER_INSERT):
-        chunk = added[start : start + _RUNS_PER_INSERT]
+    for chunk in in_chunks(added, _RUNS_PER_INSERT):
         cur.execute(
             f"INSERT INTO runs (trace_ref, {', '.join(columns)}, merged) "
             f"VALUES {', '.join([one] * len(chunk))} RETURNING id, seq",
