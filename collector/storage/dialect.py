@@ -171,15 +171,16 @@ def trace_numbers(conn: Connection, keys: Iterable[TraceKey]) -> dict[TraceKey, 
 
     SQLite: rows not merged yet are in the writer's memory, or else found by
     scanning them in number order (storage/recent_keys.py); merged rows
-    through the partial index, whose condition each query repeats.
+    through the partial index, whose condition each query repeats, except
+    keys the writer's filter says were never stored.
     """
     wanted = sorted(set(keys))
     txn = current(conn)
     found = _remembered(wanted, txn.trace) if txn is not None else {}
     rest: dict[str, list[str]] = {}
-    for owner, trace_id in wanted:
-        if (owner, trace_id) not in found:
-            rest.setdefault(owner, []).append(trace_id)
+    for key in wanted:
+        if key not in found and (txn is None or txn.trace_may_be_stored(key)):
+            rest.setdefault(key[0], []).append(key[1])
     cur = cursor(conn)
     for owner, trace_ids in rest.items():
         for chunk in in_chunks(trace_ids):
@@ -203,7 +204,11 @@ def run_seqs(conn: Connection, run_ids: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(run_ids))
     txn = current(conn)
     found = _remembered(wanted, txn.run) if txn is not None else {}
-    rest = [run_id for run_id in wanted if run_id not in found]
+    rest = [
+        run_id
+        for run_id in wanted
+        if run_id not in found and (txn is None or txn.run_may_be_stored(run_id))
+    ]
     cur = cursor(conn)
     for chunk in in_chunks(rest):
         if is_postgresql(conn):

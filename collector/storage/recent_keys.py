@@ -17,6 +17,13 @@ read again whole. What a transaction adds is kept only once it committed
 (`committed`). A connection without this memory (a reader, a test) finds
 unmerged rows by scanning them in number order (`dialect`), which is correct
 and costs a few milliseconds.
+
+Keys never stored are not looked up at all: every key stored is added to a
+filter (storage/key_filter.py) that says which keys may be stored. It is
+filled in number order, a bounded number of rows per transaction after the
+process starts, and used only once it holds every stored row's key; rows
+that other processes add are read by number as above. Removals and merges
+leave it as it is (a removed key costs a lookup).
 """
 
 from __future__ import annotations
@@ -29,11 +36,18 @@ from typing import Any, Final
 
 from sqlalchemy.engine import Connection
 
+from collector.storage.key_filter import KeyFilter
+
 TraceKey = tuple[str, str]
 
 # Connection.info key under which a transaction's view is found by the
 # dialect functions (storage.dialect), for the length of one transaction.
 TXN_KEY: Final = "badge.recent_keys"
+
+# Stored rows read into a key filter per transaction until it holds them all:
+# a store of a million runs is covered after 50 transactions, each reading
+# ~20 MB more (rows of ~1 KB) instead of holding the write lock for all of it.
+FILTER_ROWS_PER_TXN: Final = 20_000
 
 
 @dataclass
@@ -47,6 +61,9 @@ class KeyTxn:
     added_runs: dict[str, int] = field(default_factory=dict)
     removed_runs: set[str] = field(default_factory=set)
     reload: bool = False  # rows were merged or removed: read the memory again
+    # Every stored key (None: not read whole yet, so every key is looked up).
+    trace_filter: KeyFilter | None = None
+    run_filter: KeyFilter | None = None
 
     def trace(self, key: TraceKey) -> int | None:
         found = self.added_traces.get(key)
@@ -57,6 +74,47 @@ class KeyTxn:
         if found is not None or run_id in self.removed_runs:
             return found
         return self.runs.get(run_id)
+
+    def trace_may_be_stored(self, key: TraceKey) -> bool:
+        """False only for a trace with no row (before this transaction:
+        `trace` has the rows it added)."""
+        return self.trace_filter is None or key in self.trace_filter
+
+    def run_may_be_stored(self, run_id: str) -> bool:
+        return self.run_filter is None or run_id in self.run_filter
+
+
+class _Filled:
+    """A key filter and how far, in row numbers, it holds every stored key."""
+
+    def __init__(self, table: str, number: str, key: str) -> None:
+        self.filter = KeyFilter()
+        self.top = 0  # every row numbered up to this has its key in the filter
+        self.whole = False  # and no row above it was stored at the last look
+        self._sql = (
+            f"SELECT {number}, {key} FROM {table} WHERE {number} > ? "
+            f"ORDER BY {number} LIMIT {FILTER_ROWS_PER_TXN}"
+        )
+
+    def read_on(self, cur: Any, key_of: Any) -> KeyFilter | None:
+        """Read the next stored rows in; the filter if it now holds all."""
+        rows = cur.execute(self._sql, (self.top,)).fetchall()
+        for row in rows:
+            self.filter.add(key_of(row))
+        if rows:
+            self.top = int(rows[-1][0])
+        self.whole = len(rows) < FILTER_ROWS_PER_TXN
+        return self.filter if self.whole else None
+
+    def add(self, numbered: dict[Any, int]) -> None:
+        """A committed transaction's rows, if they are all the rows stored
+        since (numbered on from `top`); else they are read in by number."""
+        numbers = sorted(numbered.values())
+        if not self.whole or not numbers or numbers[-1] - self.top != len(numbers):
+            return
+        for key in numbered:
+            self.filter.add(key)
+        self.top = numbers[-1]
 
 
 class RecentKeys:
@@ -70,14 +128,16 @@ class RecentKeys:
         self._trace_top = 0  # the highest traces.id read or written
         self._run_top = 0
         self._generation: int | None = None  # None: read everything again
+        self._trace_keys = _Filled("traces", "id", "owner, trace_id")
+        self._run_keys = _Filled("runs", "seq", "id")
 
     @contextmanager
     def transaction(self, conn: Connection) -> Iterator[KeyTxn]:
         """This write transaction's view, up to date (call it first in the
         transaction, which holds the write lock: BEGIN IMMEDIATE)."""
         with self._lock:
-            self._catch_up(conn)
-            txn = KeyTxn(self._traces, self._runs)
+            trace_filter, run_filter = self._catch_up(conn)
+            txn = KeyTxn(self._traces, self._runs, trace_filter=trace_filter, run_filter=run_filter)
         conn.info[TXN_KEY] = txn
         try:
             yield txn
@@ -87,6 +147,8 @@ class RecentKeys:
     def committed(self, txn: KeyTxn) -> None:
         """The transaction committed: what it added is in the database."""
         with self._lock:
+            self._trace_keys.add(txn.added_traces)
+            self._run_keys.add(txn.added_runs)
             if txn.reload:
                 self._generation = None
                 return
@@ -101,7 +163,7 @@ class RecentKeys:
         """A run's row number if remembered (readers check it against the row)."""
         return self._runs.get(run_id)
 
-    def _catch_up(self, conn: Connection) -> None:
+    def _catch_up(self, conn: Connection) -> tuple[KeyFilter | None, KeyFilter | None]:
         cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         row = cur.execute("SELECT generation FROM key_merges WHERE id = 1").fetchone()
         generation = 0 if row is None else int(row[0])
@@ -130,7 +192,12 @@ class RecentKeys:
         self._trace_top = max(self._trace_top, int(top or 0))
         top = cur.execute("SELECT max(seq) FROM runs").fetchone()[0]
         self._run_top = max(self._run_top, int(top or 0))
+        filters = (
+            self._trace_keys.read_on(cur, lambda row: (row[1], row[2])),
+            self._run_keys.read_on(cur, lambda row: row[1]),
+        )
         cur.close()
+        return filters
 
 
 def current(conn: Connection) -> KeyTxn | None:

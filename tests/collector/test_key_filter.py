@@ -1,0 +1,107 @@
+"""The writer's filter of stored keys (SQLite): a key it says was never
+stored is not looked up, so it must hold every stored key, including keys
+other writers stored and merged, before it is used at all."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from collector.storage import recent_keys
+from collector.storage.dialect import merge_key_tails, register_traces, upsert_runs
+from collector.storage.engine import Database, open_database, writing
+from collector.storage.key_filter import FIRST_PART_KEYS, KeyFilter
+from collector.storage.migrate import create_schema
+from collector.storage.recent_keys import current
+from collector.storage.rows import RUN_COLUMNS
+from collector.storage.tables import runs
+from tests.collector.test_recent_keys import count, run_of
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'keys.db'}"
+
+
+@pytest.fixture
+def stored(sqlite_url: str) -> Iterator[Database]:
+    """A store of 10 traces with a run each, half of them merged."""
+    db = open_database(sqlite_url)
+    create_schema(db)
+    for half in (range(5), range(5, 10)):
+        with writing(db) as conn:
+            register_traces(conn, [("o", f"t{i}") for i in half], 1.0)
+            upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in half])
+            merge_key_tails(conn, force=half.start == 0)
+    yield db
+    db.dispose()
+
+
+def test_every_key_added_is_in_the_filter_and_few_others_seem_to_be() -> None:
+    keys = [("owner", uuid.uuid4().hex) for _ in range(FIRST_PART_KEYS + 40_000)]
+    others = [("owner", uuid.uuid4().hex) for _ in range(100_000)]
+    seen = KeyFilter()
+    for key in keys:
+        seen.add(key)
+    assert all(key in seen for key in keys)  # a second part was started
+    # A full first part and a second one a sixth full: ~0.6% measured.
+    assert sum(key in seen for key in others) / len(others) < 0.01
+
+
+def test_a_new_trace_and_run_are_stored_without_looking_them_up(stored: Database) -> None:
+    statements: list[str] = []
+    with writing(stored) as conn:
+        conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
+        register_traces(conn, [("o", "new"), ("o", "t1")], 2.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(20, "new"), run_of(1, "t1")])
+        conn.connection.dbapi_connection.set_trace_callback(None)  # type: ignore[union-attr]
+    lookups = " ".join(s for s in statements if "merged = 1" in s)
+    # The stored trace and run are looked up; the new ones are not.
+    assert "'t1'" in lookups and run_of(1, "t1").id in lookups
+    assert "'new'" not in lookups and run_of(20, "new").id not in lookups
+    assert count(stored, "SELECT count(*) FROM traces") == 11
+    assert count(stored, "SELECT count(*) FROM runs") == 11
+
+
+def test_a_writer_reading_the_stored_keys_in_steps_finds_every_stored_row(
+    stored: Database, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recent_keys, "FILTER_ROWS_PER_TXN", 3)
+    later = open_database(sqlite_url)  # a process started on a stored database
+    whole = []
+    for step in range(6):
+        with writing(later) as conn:
+            txn = current(conn)
+            assert txn is not None
+            whole.append(txn.trace_filter is not None and txn.run_filter is not None)
+            register_traces(conn, [("o", f"t{i}") for i in range(10)] + [("o", f"n{step}")], 3.0)
+            upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
+        assert count(later, "SELECT count(*) FROM traces") == 11 + step
+        assert count(later, "SELECT count(*) FROM runs") == 10
+    later.dispose()
+    # 3 rows per transaction, of 10 traces and one more per transaction:
+    # the 4th reads 3 (all there were, as far as it can tell), the 5th 2.
+    assert whole == [False, False, False, False, True, True]
+
+
+def test_keys_another_writer_stored_and_merged_are_found(stored: Database, sqlite_url: str) -> None:
+    with writing(stored) as conn:  # its filter holds every stored key
+        assert current(conn).trace_filter is not None  # type: ignore[union-attr]
+    other = open_database(sqlite_url)
+    with writing(other) as conn:
+        register_traces(conn, [("o", "theirs")], 2.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(30, "theirs")])
+        merge_key_tails(conn, force=True)  # out of every writer's memory of recent rows
+    other.dispose()
+    with writing(stored) as conn:
+        register_traces(conn, [("o", "theirs")], 3.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(30, "theirs", status="timeout")])
+    assert count(stored, "SELECT count(*) FROM traces") == 11
+    assert count(stored, "SELECT count(*) FROM runs") == 11
+    theirs = f"SELECT status FROM runs WHERE id = '{run_of(30, 'theirs').id}'"
+    with stored.reader.connect() as conn:
+        assert conn.execute(text(theirs)).scalars().all() == ["timeout"]
