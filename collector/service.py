@@ -70,6 +70,9 @@ class Service:
         self.http_port = sock.getsockname()[1]
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)
         self.decoder.warm_up()
+        if self.db.recent_keys is not None:  # SQLite: the stored keys, before any export
+            with self.db.reader.connect() as conn:
+                self.db.recent_keys.warm(conn)
         self.writer.start()
         self.recomputer.start()
         self.grpc.start()

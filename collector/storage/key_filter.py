@@ -22,7 +22,7 @@ which is all a filter held in one process's memory needs.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Final
 
 BITS_PER_KEY: Final = 16  # per key a part holds when full; 4 of them set
@@ -53,6 +53,10 @@ class KeyFilter:
         words = self._parts[-1]
         words[(h >> 24) % len(words)] |= _bits(h)
         self._held += 1
+
+    def update(self, keys: Iterable[Hashable]) -> None:
+        for key in keys:
+            self.add(key)
 
     def __contains__(self, key: Hashable) -> bool:
         h = hash(key) & _MASK64

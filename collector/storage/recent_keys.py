@@ -19,17 +19,19 @@ unmerged rows by scanning them in number order (`dialect`), which is correct
 and costs a few milliseconds.
 
 Keys never stored are not looked up at all: every key stored is added to a
-filter (storage/key_filter.py) that says which keys may be stored. It is
-filled in number order, a bounded number of rows per transaction after the
-process starts, and used only once it holds every stored row's key; rows
-that other processes add are read by number as above. Removals and merges
-leave it as it is (a removed key costs a lookup).
+filter (storage/key_filter.py) that says which keys may be stored. `warm`
+reads the stored keys in before the doors open; without it (commands other
+than `serve`) the filter is filled in number order, a bounded number of rows
+per transaction. Either way it is used only once it holds every stored row's
+key; rows that other processes add are read by number as above. Removals and
+merges leave it as it is (a removed key costs a lookup). Traces are kept by
+trace id alone: the same id under another owner only costs a lookup.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -78,7 +80,7 @@ class KeyTxn:
     def trace_may_be_stored(self, key: TraceKey) -> bool:
         """False only for a trace with no row (before this transaction:
         `trace` has the rows it added)."""
-        return self.trace_filter is None or key in self.trace_filter
+        return self.trace_filter is None or key[1] in self.trace_filter
 
     def run_may_be_stored(self, run_id: str) -> bool:
         return self.run_filter is None or run_id in self.run_filter
@@ -91,30 +93,45 @@ class _Filled:
         self.filter = KeyFilter()
         self.top = 0  # every row numbered up to this has its key in the filter
         self.whole = False  # and no row above it was stored at the last look
+        self._table, self._number, self._key = table, number, key
         self._sql = (
             f"SELECT {number}, {key} FROM {table} WHERE {number} > ? "
             f"ORDER BY {number} LIMIT {FILTER_ROWS_PER_TXN}"
         )
 
-    def read_on(self, cur: Any, key_of: Any) -> KeyFilter | None:
+    def read_all(self, cur: Any) -> None:
+        """Every stored key, from the two indexes that hold the keys (the
+        table's rows are wide). Rows stored after `top` was read are
+        numbered above it, so the next `read_on` reads them."""
+        top = cur.execute(f"SELECT max({self._number}) FROM {self._table}").fetchone()[0]
+        for index, merged in ((_UNIQUE[self._table], 1), (f"ix_{self._table}_unmerged", 0)):
+            cur.execute(
+                f"SELECT {self._key} FROM {self._table} INDEXED BY {index} WHERE merged = {merged}"
+            )
+            self.filter.update(key for (key,) in cur)
+        self.top = max(self.top, int(top or 0))
+
+    def read_on(self, cur: Any) -> KeyFilter | None:
         """Read the next stored rows in; the filter if it now holds all."""
         rows = cur.execute(self._sql, (self.top,)).fetchall()
-        for row in rows:
-            self.filter.add(key_of(row))
+        self.filter.update(key for _, key in rows)
         if rows:
             self.top = int(rows[-1][0])
         self.whole = len(rows) < FILTER_ROWS_PER_TXN
         return self.filter if self.whole else None
 
-    def add(self, numbered: dict[Any, int]) -> None:
+    def add(self, keys: Iterable[str], numbers: Iterable[int]) -> None:
         """A committed transaction's rows, if they are all the rows stored
         since (numbered on from `top`); else they are read in by number."""
-        numbers = sorted(numbered.values())
-        if not self.whole or not numbers or numbers[-1] - self.top != len(numbers):
+        ordered = sorted(numbers)
+        if not self.whole or not ordered or ordered[-1] - self.top != len(ordered):
             return
-        for key in numbered:
-            self.filter.add(key)
-        self.top = numbers[-1]
+        self.filter.update(keys)
+        self.top = ordered[-1]
+
+
+# The unique index of each table's merged keys (storage/tables.py).
+_UNIQUE: Final = {"traces": "ux_traces_owner_trace", "runs": "ux_runs_id"}
 
 
 class RecentKeys:
@@ -128,7 +145,7 @@ class RecentKeys:
         self._trace_top = 0  # the highest traces.id read or written
         self._run_top = 0
         self._generation: int | None = None  # None: read everything again
-        self._trace_keys = _Filled("traces", "id", "owner, trace_id")
+        self._trace_keys = _Filled("traces", "id", "trace_id")
         self._run_keys = _Filled("runs", "seq", "id")
 
     @contextmanager
@@ -147,8 +164,9 @@ class RecentKeys:
     def committed(self, txn: KeyTxn) -> None:
         """The transaction committed: what it added is in the database."""
         with self._lock:
-            self._trace_keys.add(txn.added_traces)
-            self._run_keys.add(txn.added_runs)
+            added = txn.added_traces
+            self._trace_keys.add([trace_id for _, trace_id in added], added.values())
+            self._run_keys.add(txn.added_runs, txn.added_runs.values())
             if txn.reload:
                 self._generation = None
                 return
@@ -158,6 +176,16 @@ class RecentKeys:
                 self._runs.pop(run_id, None)
             self._trace_top = max([self._trace_top, *txn.added_traces.values()])
             self._run_top = max([self._run_top, *txn.added_runs.values()])
+
+    def warm(self, conn: Connection) -> None:
+        """Read every stored key into the filters, before the doors open
+        (collector/service.py): ~1 s per million keys once at start, rather
+        than in the first write transactions while exports wait on them."""
+        cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        with self._lock:
+            self._trace_keys.read_all(cur)
+            self._run_keys.read_all(cur)
+        cur.close()
 
     def run_hint(self, run_id: str) -> int | None:
         """A run's row number if remembered (readers check it against the row)."""
@@ -192,10 +220,7 @@ class RecentKeys:
         self._trace_top = max(self._trace_top, int(top or 0))
         top = cur.execute("SELECT max(seq) FROM runs").fetchone()[0]
         self._run_top = max(self._run_top, int(top or 0))
-        filters = (
-            self._trace_keys.read_on(cur, lambda row: (row[1], row[2])),
-            self._run_keys.read_on(cur, lambda row: row[1]),
-        )
+        filters = (self._trace_keys.read_on(cur), self._run_keys.read_on(cur))
         cur.close()
         return filters
 

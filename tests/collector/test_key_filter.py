@@ -105,3 +105,27 @@ def test_keys_another_writer_stored_and_merged_are_found(stored: Database, sqlit
     theirs = f"SELECT status FROM runs WHERE id = '{run_of(30, 'theirs').id}'"
     with stored.reader.connect() as conn:
         assert conn.execute(text(theirs)).scalars().all() == ["timeout"]
+
+
+def test_a_writer_warmed_at_start_uses_its_filter_at_once_and_finds_later_rows(
+    stored: Database, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recent_keys, "FILTER_ROWS_PER_TXN", 3)
+    later = open_database(sqlite_url)
+    assert later.recent_keys is not None
+    with later.reader.connect() as conn:  # as `serve` does before opening its doors
+        later.recent_keys.warm(conn)
+    with writing(stored) as conn:  # stored and merged after the warm-up
+        register_traces(conn, [("o", "after")], 2.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(40, "after")])
+        merge_key_tails(conn, force=True)
+    with writing(later) as conn:
+        txn = current(conn)
+        assert txn is not None and txn.trace_filter is not None and txn.run_filter is not None
+        keys = [("o", f"t{i}") for i in range(10)] + [("o", "after"), ("o", "new")]
+        register_traces(conn, keys, 3.0)
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
+        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(40, "after"), run_of(41, "new")])
+    later.dispose()
+    assert count(stored, "SELECT count(*) FROM traces") == 12
+    assert count(stored, "SELECT count(*) FROM runs") == 12
