@@ -71,7 +71,7 @@ class Service:
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)
         self.decoder.warm_up()
         if self.db.recent_keys is not None:  # SQLite: the stored keys, before any export
-            with self.db.reader.connect() as conn:
+            with self.db.reader.begin() as conn:  # one snapshot
                 self.db.recent_keys.warm(conn)
         self.writer.start()
         self.recomputer.start()

@@ -180,8 +180,15 @@ class RecentKeys:
     def warm(self, conn: Connection) -> None:
         """Read every stored key into the filters, before the doors open
         (collector/service.py): ~1 s per million keys once at start, rather
-        than in the first write transactions while exports wait on them."""
-        cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        than in the first write transactions while exports wait on them.
+
+        `conn` must be in a transaction: the merged keys and the ones not
+        merged are read from two indexes, and a merge committed between the
+        two reads would move rows out of the second before it is read."""
+        raw: Any = conn.connection.dbapi_connection
+        if not raw.in_transaction:
+            raise ValueError("warm needs a read transaction (one snapshot of both indexes)")
+        cur = raw.cursor()
         with self._lock:
             self._trace_keys.read_all(cur)
             self._run_keys.read_all(cur)

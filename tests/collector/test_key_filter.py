@@ -113,7 +113,7 @@ def test_a_writer_warmed_at_start_uses_its_filter_at_once_and_finds_later_rows(
     monkeypatch.setattr(recent_keys, "FILTER_ROWS_PER_TXN", 3)
     later = open_database(sqlite_url)
     assert later.recent_keys is not None
-    with later.reader.connect() as conn:  # as `serve` does before opening its doors
+    with later.reader.begin() as conn:  # as `serve` does before opening its doors
         later.recent_keys.warm(conn)
     with writing(stored) as conn:  # stored and merged after the warm-up
         register_traces(conn, [("o", "after")], 2.0)
