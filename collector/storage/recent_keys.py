@@ -179,8 +179,9 @@ class RecentKeys:
 
     def warm(self, conn: Connection) -> None:
         """Read every stored key into the filters, before the doors open
-        (collector/service.py): ~1 s per million keys once at start, rather
-        than in the first write transactions while exports wait on them.
+        (collector/service.py): about 2 s per million keys once at start
+        (bench/key_filters.py: 1.2M in 1.6 to 2.6 s), rather than in the
+        first write transactions while exports wait on them.
 
         `conn` must be in a transaction: the merged keys and the ones not
         merged are read from two indexes, and a merge committed between the
