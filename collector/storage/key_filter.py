@@ -50,8 +50,8 @@ class KeyFilter:
         self.update((key,))
 
     def update(self, keys: Iterable[Hashable]) -> None:
-        # One loop with its state in locals: a start reads a million keys
-        # at ~0.6 us each this way, ~1.5 us through a call per key.
+        # One loop with its state in locals: 600,000 run ids went in in 0.44
+        # to 0.72 s this way, 0.88 s through a call per key (same machine).
         words, held, room = self._parts[-1], self._held, self._part_keys
         size = len(words)
         for key in keys:
