@@ -101,7 +101,14 @@ def test_every_operation_answers_as_its_schema_says(api_schema: schemathesis.Bas
 def test_stateful_call_sequences_answer_as_the_schema_says(
     api_schema: schemathesis.BaseSchema,
 ) -> None:
-    class Machine(api_schema.as_state_machine()):  # type: ignore[misc]
+    # Every example runs against the one server, so an example that deleted the
+    # demo agent left the next ones' links to it empty, and hypothesis, seeing one
+    # choice sequence draw differently twice, failed the test as flaky (1 in 3
+    # `make test` runs on 2026-12-02, either database). Deleting an agent is
+    # checked on its own (per operation above; tests/integration/test_api.py).
+    stateful = api_schema.exclude(method="DELETE", path="/api/v1/agents/{agent_id}")
+
+    class Machine(stateful.as_state_machine()):  # type: ignore[misc]
         def call(self, case: Case, **kwargs: Any) -> Any:
             return with_a_key(case).call(**kwargs)
 
