@@ -13,6 +13,7 @@ that they take for stored (each such key costs one index lookup).
 from __future__ import annotations
 
 import argparse
+import random
 import sqlite3
 import statistics
 import sys
@@ -27,23 +28,7 @@ from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
 from collector.storage.recent_keys import RecentKeys  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
-
-_RUN_DEFAULTS = {
-    "owner": "bench",
-    "agent_id": "agent",
-    "run_key": "",
-    "status": "completed",
-    "started_ns": 0,
-    "ended_ns": 1,
-    "tool_errors": 0,
-    "llm_calls": 1,
-    "error_class": "none",
-    "span_count": 9,
-    "has_agent_span": True,
-    "last_received_at": 1.0,
-    "tool_calls": "[]",
-    "updated_at": 1.0,
-}
+from tests.collector.test_kept_totals import a_run  # noqa: E402
 
 
 def fill(path: Path, count: int) -> None:
@@ -53,13 +38,13 @@ def fill(path: Path, count: int) -> None:
     raw = sqlite3.connect(path)
     names = ", ".join(RUN_COLUMNS)
     marks = ", ".join("?" * len(RUN_COLUMNS))
+    template = a_run(random.Random(1), 1)._replace(owner="bench")
     for start in range(0, count, 100_000):
         traces, runs = [], []
         for _ in range(start, min(count, start + 100_000)):
             trace_id = uuid.uuid4().hex
             traces.append(("bench", trace_id, 1.0))
-            values = {**_RUN_DEFAULTS, "id": str(uuid.uuid4()), "trace_id": trace_id}
-            runs.append(tuple(values.get(column) for column in RUN_COLUMNS))
+            runs.append(tuple(template._replace(id=str(uuid.uuid4()), trace_id=trace_id)))
         raw.executemany(
             "INSERT INTO traces (owner, trace_id, touched_at, merged) VALUES (?, ?, ?, 1)", traces
         )

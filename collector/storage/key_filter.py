@@ -50,8 +50,9 @@ class KeyFilter:
         self.update((key,))
 
     def update(self, keys: Iterable[Hashable]) -> None:
-        # One loop with its state in locals: 600,000 run ids went in in 0.44
-        # to 0.72 s this way, 0.88 s through a call per key (same machine).
+        # One loop with its state in locals: 600,000 run ids in 0.75 s (median
+        # of 7), 0.88 s through a method call per key. Inlining `_bits` saved
+        # another 3%, not worth a second copy of it.
         words, held, room = self._parts[-1], self._held, self._part_keys
         size = len(words)
         for key in keys:
@@ -60,12 +61,7 @@ class KeyFilter:
                 words, held, room = self._parts[-1], 0, self._part_keys
                 size = len(words)
             h = hash(key) & _MASK64
-            words[(h >> 24) % size] |= (
-                (1 << (h & 63))
-                | (1 << ((h >> 6) & 63))
-                | (1 << ((h >> 12) & 63))
-                | (1 << ((h >> 18) & 63))
-            )  # _bits(h), inline
+            words[(h >> 24) % size] |= _bits(h)
             held += 1
         self._held = held
 

@@ -89,11 +89,13 @@ class KeyTxn:
 class _Filled:
     """A key filter and how far, in row numbers, it holds every stored key."""
 
-    def __init__(self, table: str, number: str, key: str) -> None:
+    def __init__(self, table: str, number: str, key: str, unique: str) -> None:
+        """`unique`: the table's index of merged keys (storage/tables.py)."""
         self.filter = KeyFilter()
         self.top = 0  # every row numbered up to this has its key in the filter
         self.whole = False  # and no row above it was stored at the last look
         self._table, self._number, self._key = table, number, key
+        self._indexes = ((unique, 1), (f"ix_{table}_unmerged", 0))
         self._sql = (
             f"SELECT {number}, {key} FROM {table} WHERE {number} > ? "
             f"ORDER BY {number} LIMIT {FILTER_ROWS_PER_TXN}"
@@ -104,7 +106,7 @@ class _Filled:
         table's rows are wide). Rows stored after `top` was read are
         numbered above it, so the next `read_on` reads them."""
         top = cur.execute(f"SELECT max({self._number}) FROM {self._table}").fetchone()[0]
-        for index, merged in ((_UNIQUE[self._table], 1), (f"ix_{self._table}_unmerged", 0)):
+        for index, merged in self._indexes:
             cur.execute(
                 f"SELECT {self._key} FROM {self._table} INDEXED BY {index} WHERE merged = {merged}"
             )
@@ -130,10 +132,6 @@ class _Filled:
         self.top = ordered[-1]
 
 
-# The unique index of each table's merged keys (storage/tables.py).
-_UNIQUE: Final = {"traces": "ux_traces_owner_trace", "runs": "ux_runs_id"}
-
-
 class RecentKeys:
     """Process-wide; used by one write transaction at a time (SQLite has
     one writer), guarded by a lock all the same."""
@@ -145,8 +143,8 @@ class RecentKeys:
         self._trace_top = 0  # the highest traces.id read or written
         self._run_top = 0
         self._generation: int | None = None  # None: read everything again
-        self._trace_keys = _Filled("traces", "id", "trace_id")
-        self._run_keys = _Filled("runs", "seq", "id")
+        self._trace_keys = _Filled("traces", "id", "trace_id", "ux_traces_owner_trace")
+        self._run_keys = _Filled("runs", "seq", "id", "ux_runs_id")
 
     @contextmanager
     def transaction(self, conn: Connection) -> Iterator[KeyTxn]:
