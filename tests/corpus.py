@@ -1,10 +1,17 @@
-"""The recorded corpus (tests/fixtures/corpus), and how to replay it."""
+"""The recorded traces, and how to replay them.
+
+Two folders hold recordings in one format (tests/fixtures/corpus/README.md):
+`corpus/` is the specification's copy (checked against ../shared), and
+`recordings/` holds the frameworks this project recorded itself, each with its
+recording script under `recordings/` at the top of the repository.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -12,7 +19,19 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tests.conftest import FIXTURES
 
 CORPUS = FIXTURES / "corpus"
-SCENARIOS = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").exists())
+RECORDINGS = FIXTURES / "recordings"
+
+
+def _scenarios() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for root in (CORPUS, RECORDINGS):
+        if root.is_dir():
+            found.update({p.name: p for p in root.iterdir() if (p / "expected.json").exists()})
+    return found
+
+
+FOLDERS = _scenarios()
+SCENARIOS = sorted(FOLDERS)
 
 
 @dataclass(frozen=True)
@@ -34,7 +53,7 @@ class Payload:
 
 
 def payloads(scenario: str) -> list[Payload]:
-    folder = CORPUS / scenario / "payloads"
+    folder = FOLDERS[scenario] / "payloads"
     found = []
     for meta_path in sorted(folder.glob("*.meta.json")):
         meta = json.loads(meta_path.read_text())
@@ -54,7 +73,7 @@ def payloads(scenario: str) -> list[Payload]:
 
 
 def expected(scenario: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CORPUS / scenario / "expected.json").read_text())
+    data: dict[str, Any] = json.loads((FOLDERS[scenario] / "expected.json").read_text())
     return data
 
 

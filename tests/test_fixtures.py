@@ -15,8 +15,9 @@ from tests.conftest import FIXTURES, SHARED
 
 COPIES = {"fixtures": FIXTURES, "corpus": FIXTURES / "corpus"}
 # Not copies: the corpus is compared on its own; fuzz/ holds the inputs our
-# fuzzer found failing (tests/integration/fuzzing.py), which are ours.
-NOT_COPIES = (FIXTURES / "corpus", FIXTURES / "fuzz")
+# fuzzer found failing (tests/integration/fuzzing.py) and recordings/ the
+# frameworks we recorded ourselves (recordings/ at the top), which are ours.
+NOT_COPIES = (FIXTURES / "corpus", FIXTURES / "fuzz", FIXTURES / "recordings")
 
 
 def files(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, bytes]:

@@ -44,18 +44,30 @@ def test_scenario_runs_match_ground_truth(collector: Collector, scenario: str) -
         )
     )
     assert set(runs) == set(truth["runs"])
-    for trace_id, want in truth["runs"].items():
-        got = runs[trace_id]
-        label = f"{scenario} run {want['run_index']} ({want['task_id']})"
-        assert got["task_id"] == want["task_id"], label
-        assert bool(got["success"]) is want["success"], label
-        assert got["steps"] == want["tool_calls"], label
-        assert got["llm_calls"] == want["llm_calls"], label
-        assert got["span_count"] == want["span_count"], label
-        assert got["latency_ms"] == pytest.approx(want["root_duration_ms"], abs=1.0), label
-        if (got["input_tokens"], got["output_tokens"]) != (None, None):
-            assert got["input_tokens"] == want["input_tokens"], label
-            assert got["output_tokens"] == want["output_tokens"], label
+    wrong = [
+        f"{scenario} run {want['run_index']} ({want['task_id']}, trace {trace_id}): {miss}"
+        for trace_id, want in truth["runs"].items()
+        if (miss := mismatches(runs[trace_id], want))
+    ]
+    assert wrong == [], "\n".join(wrong)
+
+
+def mismatches(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
+    """Every field of a stored run that differs from the ground truth, as `name got!=want`."""
+    pairs = [
+        ("task_id", got["task_id"], want["task_id"]),
+        ("success", None if got["success"] is None else bool(got["success"]), want["success"]),
+        ("steps", got["steps"], want["tool_calls"]),
+        ("llm_calls", got["llm_calls"], want["llm_calls"]),
+        ("span_count", got["span_count"], want["span_count"]),
+    ]
+    if (got["input_tokens"], got["output_tokens"]) != (None, None):
+        pairs.append(("input_tokens", got["input_tokens"], want["input_tokens"]))
+        pairs.append(("output_tokens", got["output_tokens"], want["output_tokens"]))
+    found = [f"{name} {a!r}!={b!r}" for name, a, b in pairs if a != b]
+    if got["latency_ms"] is None or abs(got["latency_ms"] - want["root_duration_ms"]) > 1.0:
+        found.append(f"latency_ms {got['latency_ms']!r}!={want['root_duration_ms']!r}")
+    return found
 
 
 def test_a_trace_sent_in_one_request_has_its_run_when_the_export_is_answered(
