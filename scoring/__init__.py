@@ -15,6 +15,7 @@ from scoring.compare import (
 )
 from scoring.composite import composite, composite_from_aggregates, composite_trend
 from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
+from scoring.pairing import TaskPair
 from scoring.radar import default_weights, evidence_needed, radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
 from scoring.types import Composite, Radar, Repeatability, RunRecord, TaskRepeatability
@@ -37,6 +38,7 @@ __all__ = [
     "CompositeChange",
     "Side",
     "TaskChange",
+    "TaskPair",
     "compare",
     "Radar",
     "Repeatability",

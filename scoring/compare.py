@@ -1,8 +1,12 @@
 """Compare two versions of an agent: per axis, is head better or worse than
-base, and is that more than noise? (docs/scoring.md "Compare")
+base, and is that more than noise? (docs/loop.md "Compare", revision 2)
 
 Each side is its own runs; the radar's cohort rule (latest 100 terminal
 runs) applies within each side, and every number reuses the scoring core.
+Compare gates releases, so it is built to find real regressions with few
+runs and rarely alarm on an unchanged agent: tasks are paired when at least
+5 match (scoring/pairing.py), and Holm's correction keeps the chance of any
+false `regressed` across the five axes near alpha.
 """
 
 from __future__ import annotations
@@ -13,13 +17,25 @@ from dataclasses import dataclass
 
 from scoring import policy
 from scoring.composite import composite
+from scoring.pairing import TaskPair, consistency_pairs, outcome_pairs, value_pairs
 from scoring.radar import radar, radar_cohort
 from scoring.repeatability import pass_k
-from scoring.stats import Test, mann_whitney, two_proportions
+from scoring.stats import (
+    Test,
+    cochran_mantel_haenszel,
+    holm,
+    mann_whitney,
+    two_proportions,
+    wilcoxon_signed_rank,
+)
 from scoring.types import Composite, Radar, Repeatability, RunRecord
 
 IMPROVED, REGRESSED, UNCHANGED = "improved", "regressed", "unchanged"
 INSUFFICIENT = "insufficient_evidence"
+
+# The `test` each branch names (docs/loop.md "Compare").
+CMH, WILCOXON = "cochran_mantel_haenszel", "wilcoxon_signed_rank"
+TWO_PROPORTIONS, MANN_WHITNEY = "two_proportion_z", "mann_whitney_u"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +55,20 @@ class Side:
 
 @dataclass(frozen=True, slots=True)
 class AxisChange:
+    """One axis's verdict. `p_value` is the test's raw p, `p_adjusted` its
+    Holm-adjusted one (both rounded for reporting); `pairs` are the paired
+    tasks' figures that drove a paired test (empty when unpaired)."""
+
     base: float | None
     head: float | None
     delta: float | None
     verdict: str
+    test: str | None
+    paired_tasks: int | None
     p_value: float | None
+    p_adjusted: float | None
+    pairs: tuple[TaskPair, ...] = ()
+    needed: str | None = None  # for insufficient_evidence: what is missing, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +116,18 @@ class Version:
     repeatability: Repeatability
 
 
+@dataclass(frozen=True, slots=True)
+class _Tested:
+    """An axis before Holm: which test, on how many pairs, its raw result."""
+
+    test: str | None
+    pairs: tuple[TaskPair, ...]  # the tasks that pair up, tested paired or not
+    paired: bool
+    result: Test | None  # None: insufficient evidence
+    worse_when_z_above_zero: bool
+    needed: str | None = None
+
+
 def version_of(runs: Iterable[RunRecord]) -> Version:
     """A side from all of its runs."""
     everything = list(runs)
@@ -104,20 +141,17 @@ def compare(base_runs: Iterable[RunRecord], head_runs: Iterable[RunRecord]) -> C
 def compare_versions(base: Version, head: Version) -> Comparison:
     base_cohort, head_cohort = radar_cohort(base.cohort), radar_cohort(head.cohort)
     base_radar, head_radar = radar(base_cohort), radar(head_cohort)
-    axes: dict[str, AxisChange] = {}
-    for axis in policy.RADAR_AXES:
-        before, after = getattr(base_radar, axis), getattr(head_radar, axis)
-        if axis == "robustness":
-            axes[axis] = _by_threshold(before, after)
-            continue
-        if axis == "correctness":
-            test = _correctness(base_cohort, head_cohort)
-            worse = test is not None and test.z < 0  # fewer passes
-        else:
-            value = _VALUES[axis]
-            test = mann_whitney(_values(base_cohort, value), _values(head_cohort, value))
-            worse = test is not None and test.z > 0  # larger latency, cost, steps
-        axes[axis] = _tested(before, after, test, worse)
+    values = {
+        axis: (getattr(base_radar, axis), getattr(head_radar, axis)) for axis in policy.RADAR_AXES
+    }
+    tested = {
+        axis: _test_axis(axis, base_cohort, head_cohort, before is None or after is None)
+        for axis, (before, after) in values.items()
+    }
+    adjusted = _holm(tested)
+    axes = {
+        axis: _judged(*values[axis], tested[axis], adjusted.get(axis)) for axis in policy.RADAR_AXES
+    }
     base_side, head_side = _side(base, base_radar), _side(head, head_radar)
     return Comparison(
         base=base_side,
@@ -133,10 +167,64 @@ def compare_versions(base: Version, head: Version) -> Comparison:
     )
 
 
-def _correctness(base: Sequence[RunRecord], head: Sequence[RunRecord]) -> Test | None:
-    base_known = [r.success for r in base if r.success is not None]
-    head_known = [r.success for r in head if r.success is not None]
-    return two_proportions(sum(base_known), len(base_known), sum(head_known), len(head_known))
+def _test_axis(
+    axis: str, base: Sequence[RunRecord], head: Sequence[RunRecord], no_value: bool
+) -> _Tested:
+    """Pair the tasks; with enough pairs test them paired, else unpaired.
+
+    With an axis null on either side the branch is still named, untested."""
+    strata = None
+    if axis == "correctness":
+        pairs, strata = outcome_pairs(base, head)
+    elif axis == "robustness":
+        pairs = consistency_pairs(base, head)
+    else:
+        pairs = value_pairs(base, head, _VALUES[axis])
+    worse_above = axis not in ("correctness", "robustness")  # fewer passes / consistency
+    if len(pairs) >= policy.COMPARE_MIN_PAIRED_TASKS:
+        name = CMH if axis == "correctness" else WILCOXON
+        # Unreachable by the radar's rules (5 paired tasks give both sides a
+        # value), kept so an axis without a value can never get a verdict.
+        untested = "no value on one side" if no_value else None
+        result = None
+        if not no_value:
+            result = (
+                cochran_mantel_haenszel(strata)
+                if strata is not None
+                else wilcoxon_signed_rank([pair.delta for pair in pairs])
+            )
+        return _Tested(name, tuple(pairs), True, result, worse_above, untested)
+    short = f"{len(pairs)} paired tasks, need {policy.COMPARE_MIN_PAIRED_TASKS}"
+    if axis == "robustness":  # a task can only be flaky against itself: paired or nothing
+        return _Tested(None, tuple(pairs), False, None, worse_above, short)
+    if axis == "correctness":
+        test, result = TWO_PROPORTIONS, None if no_value else _unpaired_outcomes(base, head)
+    else:
+        test, result = MANN_WHITNEY, None if no_value else _unpaired_values(base, head, axis)
+    needed = None if result else f"{short}; unpaired: {_counts(base, head, axis)}"
+    return _Tested(test, tuple(pairs), False, result, worse_above, needed)
+
+
+def _unpaired_outcomes(base: Sequence[RunRecord], head: Sequence[RunRecord]) -> Test | None:
+    before = [r.success for r in base if r.success is not None]
+    after = [r.success for r in head if r.success is not None]
+    return two_proportions(sum(before), len(before), sum(after), len(after))
+
+
+def _unpaired_values(
+    base: Sequence[RunRecord], head: Sequence[RunRecord], axis: str
+) -> Test | None:
+    return mann_whitney(_values(base, _VALUES[axis]), _values(head, _VALUES[axis]))
+
+
+def _counts(base: Sequence[RunRecord], head: Sequence[RunRecord], axis: str) -> str:
+    """How many values an unpaired test had on each side, and the minimum it needs."""
+    if axis == "correctness":
+        sizes, what = [sum(1 for r in s if r.success is not None) for s in (base, head)], "outcomes"
+    else:
+        sizes, what = [len(_values(side, _VALUES[axis])) for side in (base, head)], "values"
+    least = policy.COMPARE_MIN_VALUES
+    return f"{sizes[0]} / {sizes[1]} {what} on base / head, need {least} each"
 
 
 def _values(
@@ -146,30 +234,51 @@ def _values(
     return [float(v) for v in found if v is not None]
 
 
-def _tested(
-    before: float | None, after: float | None, test: Test | None, worse: bool
+def _holm(tested: Mapping[str, _Tested]) -> dict[str, float]:
+    """Holm across the axes that have a p-value, unrounded, ties in axis order."""
+    raw = {
+        axis: result.p_value
+        for axis in policy.RADAR_AXES
+        if (result := tested[axis].result) is not None
+    }
+    return dict(zip(raw, holm(list(raw.values())), strict=True))
+
+
+def _judged(
+    before: float | None, after: float | None, tested: _Tested, adjusted: float | None
 ) -> AxisChange:
+    paired_tasks = len(tested.pairs) if tested.paired else None
+    pairs = tested.pairs
     delta = _delta(before, after)
-    if test is None:
-        return AxisChange(_axis(before), _axis(after), delta, INSUFFICIENT, None)
+    result = tested.result
+    if result is None or adjusted is None:
+        return AxisChange(
+            _axis(before),
+            _axis(after),
+            delta,
+            INSUFFICIENT,
+            tested.test,
+            paired_tasks,
+            None,
+            None,
+            pairs,
+            tested.needed,
+        )
     verdict = UNCHANGED
-    if test.p_value < policy.COMPARE_ALPHA:
+    if adjusted < policy.COMPARE_ALPHA:
+        worse = result.z > 0 if tested.worse_when_z_above_zero else result.z < 0
         verdict = REGRESSED if worse else IMPROVED
-    p_value = round(test.p_value, policy.COMPARE_P_DECIMALS)
-    return AxisChange(_axis(before), _axis(after), delta, verdict, p_value)
-
-
-def _by_threshold(before: float | None, after: float | None) -> AxisChange:
-    """Robustness has no test: a change of at least the threshold either way counts."""
-    delta = _delta(before, after)
-    if delta is None:
-        return AxisChange(_axis(before), _axis(after), None, INSUFFICIENT, None)
-    verdict = UNCHANGED
-    if delta <= -policy.COMPARE_ROBUSTNESS_DELTA:
-        verdict = REGRESSED
-    elif delta >= policy.COMPARE_ROBUSTNESS_DELTA:
-        verdict = IMPROVED
-    return AxisChange(_axis(before), _axis(after), delta, verdict, None)
+    return AxisChange(
+        _axis(before),
+        _axis(after),
+        delta,
+        verdict,
+        tested.test,
+        paired_tasks,
+        round(result.p_value, policy.COMPARE_P_DECIMALS),
+        round(adjusted, policy.COMPARE_P_DECIMALS),
+        pairs,
+    )
 
 
 def _axis(value: float | None) -> float | None:

@@ -59,12 +59,13 @@ REFERENCE_OUTPUT_USD_PER_MTOK: Final = 15.0
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "timeout"})
 
-# Compare (before / after): two-sided tests at this level; fewer values than
-# the minimum on either side is not evidence; robustness has no test, only a
-# threshold on its delta.
+# Compare (docs/loop.md "Compare", revision 2): verdicts at this level after
+# Holm's correction across the axes; an axis is tested paired by task with at
+# least COMPARE_MIN_PAIRED_TASKS tasks on both sides, unpaired otherwise, and
+# an unpaired test needs COMPARE_MIN_VALUES values on each side.
 COMPARE_ALPHA: Final = 0.05
+COMPARE_MIN_PAIRED_TASKS: Final = 5
 COMPARE_MIN_VALUES: Final = 5
-COMPARE_ROBUSTNESS_DELTA: Final = 10.0
 COMPARE_P_DECIMALS: Final = 6
 COMPARE_AXIS_DECIMALS: Final = 2
 
