@@ -32,12 +32,33 @@ class CompareSide(BaseModel):
     steps_p50: float | None
 
 
+class TaskPairCompare(BaseModel):
+    task_id: str
+    base: float = Field(description="the task's figure on base: median, consistency or pass rate")
+    head: float
+    delta: float = Field(description="head - base, rounded to 9 decimals (the test's d)")
+
+
 class AxisCompare(BaseModel):
     base: float | None
     head: float | None
     delta: float | None
     verdict: str = Field(description="improved, regressed, unchanged or insufficient_evidence")
-    p_value: float | None
+    test: str | None = Field(
+        description="cochran_mantel_haenszel or wilcoxon_signed_rank (paired), two_proportion_z "
+        "or mann_whitney_u (unpaired); null for unpaired robustness"
+    )
+    paired_tasks: int | None = Field(description="tasks paired on this axis; null when unpaired")
+    p_value: float | None = Field(description="the test's raw p-value")
+    p_adjusted: float | None = Field(description="Holm-adjusted across the axes; the verdict's")
+    pairs: list[TaskPairCompare] | None = Field(
+        default=None,
+        description="with evidence=true: each paired task's figures (sorted by task id)",
+    )
+    needed: str | None = Field(
+        default=None,
+        description="with evidence=true: what an axis without a verdict is missing",
+    )
 
 
 class CompositeCompare(BaseModel):
@@ -72,7 +93,10 @@ class RunOffender(BaseModel):
     value: bool | int | float = Field(
         description="the axis's raw figure: success, latency_ms, cost_usd or steps"
     )
-    ended_at: str | None
+    ended_at: str | None = Field(description="the root span's end, as in every run summary")
+    terminal_at: str | None = Field(
+        description="the collector's clock when the run became terminal (newest first by it)"
+    )
 
 
 class TaskOffender(BaseModel):

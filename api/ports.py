@@ -28,8 +28,9 @@ class RunFilter:
     """Which of an agent's runs a view looks at, before any cohort rule.
 
     `version`: exact match; with `null_version` the runs with no version.
-    `since`/`until` (epoch s): since <= ended_at < until, on the collector's
-    end time; with either set, runs that have not ended are left out.
+    `since`/`until` (epoch s): since <= terminal_at < until, the collector's
+    clock when the run became terminal (docs/loop.md "Versions"); with either
+    set, runs not yet terminal are left out.
     """
 
     version: str | None = None
@@ -58,8 +59,9 @@ class VersionInfo:
 class CohortRun:
     """A run of the radar cohort, with what a reader needs beside its record."""
 
-    record: RunRecord
+    record: RunRecord  # its ended_at is the run's terminal_at (it orders the cohort)
     version: str | None
+    ended_at: float  # the root span's end, as every run summary shows it
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,7 @@ class RunInfo:
     success_source: str | None
     started_at: float
     ended_at: float
+    terminal_at: float | None  # the collector's clock when it became terminal
     latency_ms: float | None
     steps: int | None
     llm_calls: int

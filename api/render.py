@@ -69,6 +69,7 @@ def run_summary(run: RunInfo) -> RunSummary:
         success_source=run.success_source,
         started_at=rfc3339(run.started_at) or "",
         ended_at=rfc3339(run.ended_at) or "",
+        terminal_at=rfc3339(run.terminal_at),
         latency_ms=run.latency_ms,
         steps=run.steps,
         llm_calls=run.llm_calls,

@@ -103,8 +103,12 @@ class RunSummary(BaseModel):
     status: str
     success: bool | None
     success_source: str | None = Field(description="reported, graded, status or null")
-    started_at: str
-    ended_at: str
+    started_at: str = Field(description="the root span's start (span time)")
+    ended_at: str = Field(description="the root span's end (span time)")
+    terminal_at: str | None = Field(
+        description="the collector's clock when the run became terminal (null while "
+        "running): the time since/until select by and the radar's cohort is ordered by"
+    )
     latency_ms: float | None
     steps: int | None
     llm_calls: int

@@ -262,7 +262,9 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    status, body = reader.fetch(f"/agents/{ident}/compare", base=args.base, head=args.head)
+    status, body = reader.fetch(
+        f"/agents/{ident}/compare", base=args.base, head=args.head, evidence="true"
+    )
     if status != 200:
         print(f"error: {_detail(body)}", file=sys.stderr)
         return 2
@@ -270,22 +272,51 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and body["regressed"] else 0
 
 
+TEST_NAMES = {
+    "cochran_mantel_haenszel": "CMH (paired)",
+    "wilcoxon_signed_rank": "Wilcoxon (paired)",
+    "two_proportion_z": "2-proportion z",
+    "mann_whitney_u": "Mann-Whitney U",
+}
+# How a paired task's figure reads, per axis; the worst change first.
+PAIR_UNITS = {
+    "correctness": ("pass rate", 2, False),
+    "latency": ("median ms", 1, True),
+    "cost": ("median USD", 6, True),
+    "tool_efficiency": ("median steps", 1, True),
+    "robustness": ("consistency", 2, False),
+}
+SHOWN_PAIRS = 5
+
+
 def print_comparison(body: dict[str, Any]) -> None:
+    """The verdicts as a table; under a paired verdict the tasks that drove it,
+    and under an axis without a verdict what it is missing."""
     base, head = body["base"], body["head"]
-    print(f"{'':<16} {'base':>12} {'head':>12} {'delta':>8}  verdict (p)")
-    print(f"{'version':<16} {str(base['version']):>12} {str(head['version']):>12}")
-    print(f"{'runs counted':<16} {base['runs_counted']:>12} {head['runs_counted']:>12}")
+    print(
+        f"{'':<16} {'base':>10} {'head':>10} {'delta':>8}  {'verdict':<22}"
+        f"{'test':<18} {'tasks':>5} {'p':>8} {'p adj.':>8}"
+    )
+    print(f"{'version':<16} {str(base['version']):>10} {str(head['version']):>10}")
+    print(f"{'runs counted':<16} {base['runs_counted']:>10} {head['runs_counted']:>10}")
     composite = body["composite"]
     print(
-        f"{'composite':<16} {_num(composite['base']):>12} {_num(composite['head']):>12} "
+        f"{'composite':<16} {_num(composite['base']):>10} {_num(composite['head']):>10} "
         f"{_num(composite['delta']):>8}"
     )
     for axis, change in body["axes"].items():
-        p = "" if change["p_value"] is None else f" (p={change['p_value']:.4f})"
+        paired = change.get("paired_tasks")
         print(
-            f"{axis:<16} {_num(change['base']):>12} {_num(change['head']):>12} "
-            f"{_num(change['delta']):>8}  {change['verdict']}{p}"
+            f"{axis:<16} {_num(change['base']):>10} {_num(change['head']):>10} "
+            f"{_num(change['delta']):>8}  {change['verdict']:<22}"
+            f"{TEST_NAMES.get(change.get('test') or '', '-'):<18} "
+            f"{'-' if paired is None else paired:>5} {_num(change['p_value'], 4):>8} "
+            f"{_num(change.get('p_adjusted'), 4):>8}"
         )
+        if change["verdict"] == "insufficient_evidence" and change.get("needed"):
+            print(f"    needs: {change['needed']}")
+        elif change["verdict"] in ("regressed", "improved") and paired is not None:
+            print_pairs(axis, change.get("pairs") or [])
     moved = [t for t in body["tasks"] if t["change"] in ("broken", "fixed", "new", "gone")]
     for task in moved:
         print(
@@ -294,6 +325,21 @@ def print_comparison(body: dict[str, Any]) -> None:
             f"{task['head_successes']}/{task['head_n']})"
         )
     print("REGRESSED" if body["regressed"] else "no regression")
+
+
+def print_pairs(axis: str, pairs: list[dict[str, Any]]) -> None:
+    """The paired tasks that moved most in the verdict's direction."""
+    unit, digits, larger_is_worse = PAIR_UNITS[axis]
+    moved = [p for p in pairs if p["delta"] != 0]
+    moved.sort(key=lambda p: (-p["delta"] if larger_is_worse else p["delta"], p["task_id"]))
+    print(f"    {len(moved)} of {len(pairs)} paired tasks moved ({unit}, base -> head):")
+    for pair in moved[:SHOWN_PAIRS]:
+        print(
+            f"      {pair['task_id']:<24} {pair['base']:.{digits}f} -> {pair['head']:.{digits}f}"
+            f"  ({pair['delta']:+.{digits}f})"
+        )
+    if len(moved) > SHOWN_PAIRS:
+        print(f"      ... and {len(moved) - SHOWN_PAIRS} more")
 
 
 def print_diagnosis(body: dict[str, Any], server: str) -> None:

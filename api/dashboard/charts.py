@@ -18,6 +18,21 @@ AXIS_LABELS = {
     "tool_efficiency": "Tool efficiency",
     "robustness": "Robustness",
 }
+# The compare page's names for the tests docs/loop.md "Compare" names.
+TEST_LABELS = {
+    "cochran_mantel_haenszel": "Cochran-Mantel-Haenszel",
+    "wilcoxon_signed_rank": "Wilcoxon signed-rank",
+    "two_proportion_z": "two-proportion z",
+    "mann_whitney_u": "Mann-Whitney U",
+}
+# What a paired task's figures are, per axis (the compare page's evidence).
+PAIR_LABELS = {
+    "correctness": "Each task's pass rate on each side (the test counts its runs).",
+    "latency": "Each task's median latency in ms on each side.",
+    "cost": "Each task's median cost in USD on each side.",
+    "tool_efficiency": "Each task's median tool steps on each side.",
+    "robustness": "Each task's consistency 1 - 4p(1-p) on each side (1: always the same).",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,14 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 import scoring
-from api.dashboard.charts import AXES, AXIS_LABELS, radar_shape, sparkline
+from api.dashboard.charts import (
+    AXES,
+    AXIS_LABELS,
+    PAIR_LABELS,
+    TEST_LABELS,
+    radar_shape,
+    sparkline,
+)
 from api.deps import CallerDep, Cursor, StoreDep, WeightsDep
 from api.ports import ALL_RUNS, OUTCOMES, RunFilter
 from api.render import rfc3339
@@ -73,6 +80,8 @@ def _environment() -> Environment:
     env.filters["num"] = _number
     env.filters["when"] = _when
     env.globals["axis_labels"] = AXIS_LABELS
+    env.globals["test_labels"] = TEST_LABELS
+    env.globals["pair_labels"] = PAIR_LABELS
     env.globals["scoring_policy"] = policy.SCORING_POLICY
     return env
 
@@ -355,7 +364,7 @@ def compare_page(
     result, problem = None, None
     try:
         sides = loop_routes.default_sides([v.version for v in versions], base or None, head or None)
-        result = loop_routes.compare(agent_id, store, *sides)
+        result = loop_routes.compare(agent_id, store, *sides, evidence=True)
     except HTTPException as exc:
         problem = str(exc.detail)
     radars = None

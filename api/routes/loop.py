@@ -60,6 +60,8 @@ def versions(agent_id: str, store: StoreDep) -> VersionList:
 @router.get(
     "/{agent_id}/compare",
     response_model=Compare,
+    # Unset fields are left out: `pairs` and `needed` appear only when asked for.
+    response_model_exclude_unset=True,
     responses={**NOT_FOUND, 422: error("a side has no terminal run, or fewer than two versions")},
 )
 def compare(
@@ -69,10 +71,14 @@ def compare(
         str | None, Query(description="the version before (`none`: runs without one)")
     ] = None,
     head: Annotated[str | None, Query(description="the version after; default: the newest")] = None,
+    evidence: Annotated[
+        bool, Query(description="add each axis's paired tasks and what a missing verdict lacks")
+    ] = False,
 ) -> Compare:
     """Did head do better or worse than base, on which axis, beyond noise?
 
     Without `base` and `head`: the two newest versions (head the newest).
+    Tasks are paired per axis when at least 5 match; Holm corrects across axes.
     """
     agent = find_agent(store, agent_id)
     if base is None or head is None:
@@ -84,14 +90,32 @@ def compare(
         agent_id=agent.id,
         base=_side(base, result.base),
         head=_side(head, result.head),
-        axes={
-            axis: AxisCompare.model_validate(change, from_attributes=True)
-            for axis, change in result.axes.items()
-        },
+        axes={axis: axis_compare(change, evidence) for axis, change in result.axes.items()},
         composite=CompositeCompare.model_validate(result.composite, from_attributes=True),
         tasks=[TaskCompare.model_validate(t, from_attributes=True) for t in result.tasks],
         regressed=result.regressed,
     )
+
+
+def axis_compare(change: scoring.AxisChange, evidence: bool) -> AxisCompare:
+    """An axis as docs/loop.md reports it, with the paired tasks when asked."""
+    fields = {name: getattr(change, name) for name in SPECIFIED_AXIS_FIELDS}
+    if evidence:
+        fields["pairs"] = [asdict(pair) for pair in change.pairs]
+        fields["needed"] = change.needed
+    return AxisCompare.model_validate(fields)
+
+
+SPECIFIED_AXIS_FIELDS = (
+    "base",
+    "head",
+    "delta",
+    "verdict",
+    "test",
+    "paired_tasks",
+    "p_value",
+    "p_adjusted",
+)
 
 
 @router.get("/{agent_id}/diagnostics", response_model=Diagnostics, responses=NOT_FOUND)
@@ -108,7 +132,7 @@ def diagnostics(
 
 def diagnostics_of(agent_id: str, cohort: list[CohortRun], limit: int) -> Diagnostics:
     """/diagnostics from the fitness cohort (with each run's version)."""
-    version_of = {run.record.id: run.version for run in cohort}
+    known = {run.record.id: run for run in cohort}
     result = scoring.diagnose([run.record for run in cohort], limit)
     axes: dict[str, AxisDiagnosis] = {}
     for axis, found in result.axes.items():
@@ -124,9 +148,10 @@ def diagnostics_of(agent_id: str, cohort: list[CohortRun], limit: int) -> Diagno
                 RunOffender(
                     run_id=o.run_id,
                     task_id=o.task_id,
-                    version=version_of.get(o.run_id),
+                    version=known[o.run_id].version,
                     value=o.value,
-                    ended_at=rfc3339(o.ended_at.timestamp()) if o.ended_at else None,
+                    ended_at=rfc3339(known[o.run_id].ended_at),
+                    terminal_at=rfc3339(o.ended_at.timestamp()) if o.ended_at else None,
                 )
                 for o in found.offenders
                 if isinstance(o, scoring.RunOffender)

@@ -177,7 +177,7 @@ class SqlReadStore:
         )
         with self._db.reader.connect() as conn:
             rows = conn.execute(query).all()
-        return [CohortRun(_record(r), r.version) for r in rows]
+        return [CohortRun(_record(r), r.version, r.ended_ns / 1e9) for r in rows]
 
     def versions(self, agent_id: str) -> list[VersionInfo]:
         """Every version of the agent (null included): newest first by first run.
@@ -451,6 +451,7 @@ def _run_row(r: Any) -> RunInfo:
         success_source=r.success_source,
         started_at=r.started_ns / 1e9,
         ended_at=r.ended_ns / 1e9,
+        terminal_at=r.terminal_at,
         latency_ms=r.latency_ms,
         steps=r.steps,
         llm_calls=r.llm_calls,

@@ -20,6 +20,7 @@ from tests.integration.processes import cli
 
 API = "/api/v1"
 T0 = 1_790_000_000_000_000_000
+TASKS, ROUNDS = 10, 3  # a suite of ten tasks screened three times per version
 
 
 def send_version(
@@ -41,7 +42,7 @@ def send_version(
     tracer = provider.get_tracer("tests")
     for i, latency in enumerate(latencies_ms):
         start = first + i * 10**10
-        attributes = {"badge.task.id": f"t{i % 5}", "badge.run.success": i not in failing}
+        attributes = {"badge.task.id": f"t{i % TASKS}", "badge.run.success": i not in failing}
         root = tracer.start_span("badge.run", attributes=attributes, start_time=start)
         from opentelemetry import trace
 
@@ -63,14 +64,19 @@ def send_version(
 def loop(
     tmp_path_factory: pytest.TempPathFactory, module_database_url: str
 ) -> Iterator[tuple[Collector, str]]:
-    """Version 1.0: ten fast runs, all passing. Version 2.0: ten slow runs, two failing."""
+    """Ten tasks, three rounds. Version 1.0: fast, every run passing. Version 2.0:
+    1.8 s slower on every task, and task t0 broken (fails all three rounds)."""
     path = Path(tmp_path_factory.mktemp("loop"))
+    runs = TASKS * ROUNDS
     with running_collector(path, database_url=module_database_url) as c:
-        send_version(c, "1.0", [200.0 + i for i in range(10)], failing=set())
+        send_version(c, "1.0", [200.0 + i for i in range(runs)], failing=set())
         later = T0 + 10**12  # 2.0 runs after 1.0
-        send_version(c, "2.0", [2000.0 + i for i in range(10)], failing={0, 5}, first=later)
+        broken = {i for i in range(runs) if i % TASKS == 0}
+        send_version(c, "2.0", [2000.0 + i for i in range(runs)], failing=broken, first=later)
         c.settle()
-        wait_for(lambda: c.query("SELECT count(*) FROM runs WHERE status='completed'")[0][0] == 20)
+        wait_for(
+            lambda: c.query("SELECT count(*) FROM runs WHERE status='completed'")[0][0] == 2 * runs
+        )
         [(ident,)] = c.query("SELECT id FROM agents WHERE name = 'loop-agent'")
         yield c, str(ident)
 
@@ -85,13 +91,13 @@ def test_versions_are_listed_newest_first_with_their_composite(loop: tuple[Colle
     c, ident = loop
     items = get(c, f"/agents/{ident}/versions")["items"]
     assert [(v["version"], v["total_runs"], v["successful_runs"]) for v in items] == [
-        ("2.0", 10, 8),
-        ("1.0", 10, 10),
+        ("2.0", 30, 27),
+        ("1.0", 30, 30),
     ]
     stats_v1 = get(c, f"/agents/{ident}/stats", version="1.0")
     assert items[1]["composite_score"] == stats_v1["composite_score"]
-    assert stats_v1["total_runs"] == 10 and stats_v1["success_rate"] == 1.0
-    assert get(c, f"/agents/{ident}/stats")["total_runs"] == 20  # unfiltered
+    assert stats_v1["total_runs"] == 30 and stats_v1["success_rate"] == 1.0
+    assert get(c, f"/agents/{ident}/stats")["total_runs"] == 60  # unfiltered
 
 
 def test_compare_finds_the_latency_regression_with_hand_computed_p_values(
@@ -99,27 +105,34 @@ def test_compare_finds_the_latency_regression_with_hand_computed_p_values(
 ) -> None:
     c, ident = loop
     result = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0")
-    # Latency: head's ranks are 11..20 (sum 155), U = 155 - 55 = 100, mean 50,
-    # variance 10 x 10 / 12 x 21 = 175; z = 50 / sqrt(175).
-    z = 50 / math.sqrt(175)
+    # Latency, paired: each task's median moves by exactly 1,800 ms, so the ten
+    # d tie: W = 55, mean 27.5, var = 10 x 11 x 21 / 24 - (1000 - 10) / 48.
+    z_latency = 27.5 / math.sqrt(96.25 - 20.625)
+    p_latency = math.erfc(z_latency / math.sqrt(2))
     latency = result["axes"]["latency"]
-    assert latency["verdict"] == "regressed"
-    assert latency["p_value"] == round(math.erfc(z / math.sqrt(2)), 6)
-    # Correctness: 10/10 then 8/10; pooled 0.9; z = -0.2 / sqrt(0.9 x 0.1 x 0.2).
-    z = -0.2 / math.sqrt(0.9 * 0.1 * 0.2)
+    assert (latency["test"], latency["paired_tasks"]) == ("wilcoxon_signed_rank", 10)
+    assert latency["p_value"] == round(p_latency, 6)
+    # Correctness, CMH by task: only t0 varies (3/3 then 0/3): E = 1.5, V = 81 / 180.
+    z_correct = -1.5 / math.sqrt(81 / 180)
+    p_correct = math.erfc(abs(z_correct) / math.sqrt(2))
     correctness = result["axes"]["correctness"]
-    assert correctness["verdict"] == "unchanged"
-    assert correctness["p_value"] == round(math.erfc(abs(z) / math.sqrt(2)), 6)
-    assert (correctness["base"], correctness["head"]) == (100.0, 80.0)
+    assert (correctness["test"], correctness["paired_tasks"]) == ("cochran_mantel_haenszel", 10)
+    assert correctness["p_value"] == round(p_correct, 6)
+    assert (correctness["base"], correctness["head"]) == (100.0, 90.0)
+    # Holm over the four axes with a p-value (cost has no value on either side):
+    # tool efficiency and robustness did not move (p = 1).
+    assert result["axes"]["cost"]["verdict"] == "insufficient_evidence"
+    assert result["axes"]["cost"]["p_adjusted"] is None
+    assert latency["p_adjusted"] == round(4 * p_latency, 6)
+    assert correctness["p_adjusted"] == round(3 * p_correct, 6)
+    assert latency["verdict"] == "regressed"
+    assert correctness["verdict"] == "unchanged"  # 0.025 alone; not after Holm
+    assert "pairs" not in latency  # the evidence only when asked for
     assert result["regressed"] is True
     assert {t["task_id"]: t["change"] for t in result["tasks"]} == {
-        "t0": "broken",
-        "t1": "same",
-        "t2": "same",
-        "t3": "same",
-        "t4": "same",
+        f"t{i}": "broken" if i == 0 else "same" for i in range(TASKS)
     }
-    assert result["base"]["version"] == "1.0" and result["head"]["runs_counted"] == 10
+    assert result["base"]["version"] == "1.0" and result["head"]["runs_counted"] == 30
     for side, version in (("base", "1.0"), ("head", "2.0")):  # the same numbers as each view
         stats = get(c, f"/agents/{ident}/stats", version=version)
         repeat = get(c, f"/agents/{ident}/reliability", version=version)
@@ -129,12 +142,34 @@ def test_compare_finds_the_latency_regression_with_hand_computed_p_values(
             repeat["pass_1"],
             repeat["pass_3"],
         )
-    assert result["head"]["success_rate"] == 0.8 and result["head"]["pass_1"] is None
+    assert result["head"]["success_rate"] == 0.9 and result["head"]["pass_1"] == 0.9
     # without base and head: the two newest versions, head the newest
     assert get(c, f"/agents/{ident}/compare") == result
     # with one side named: the newest other version is the other side
     swapped = get(c, f"/agents/{ident}/compare", base="2.0")
     assert (swapped["base"]["version"], swapped["head"]["version"]) == ("2.0", "1.0")
+    assert swapped["axes"]["latency"]["verdict"] == "improved"
+    assert swapped["axes"]["latency"]["p_adjusted"] == latency["p_adjusted"]
+
+
+def test_compare_gives_the_paired_tasks_behind_each_verdict_when_asked(
+    loop: tuple[Collector, str],
+) -> None:
+    c, ident = loop
+    plain = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0")
+    result = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0", evidence="true")
+    latency = result["axes"]["latency"]
+    assert [pair["task_id"] for pair in latency["pairs"]] == sorted(f"t{i}" for i in range(TASKS))
+    assert {pair["delta"] for pair in latency["pairs"]} == {1800.0}
+    t0 = next(p for p in result["axes"]["correctness"]["pairs"] if p["task_id"] == "t0")
+    assert (t0["base"], t0["head"]) == (1.0, 0.0)
+    assert result["axes"]["cost"]["needed"] == (
+        "0 paired tasks, need 5; unpaired: 0 / 0 values on base / head, need 5 each"
+    )
+    for axis, change in result["axes"].items():  # otherwise the same answer
+        assert {k: v for k, v in change.items() if k not in ("pairs", "needed")} == plain[
+            "axes"
+        ][axis]
 
 
 def test_diagnostics_point_at_the_slow_and_failed_runs(loop: tuple[Collector, str]) -> None:
@@ -142,10 +177,10 @@ def test_diagnostics_point_at_the_slow_and_failed_runs(loop: tuple[Collector, st
     found = get(c, f"/agents/{ident}/diagnostics", version="2.0", limit=3)
     assert found["weakest_axis"] == "latency"
     slowest = found["axes"]["latency"]["offenders"]
-    assert [o["value"] for o in slowest] == [2009.0, 2008.0, 2007.0]
+    assert [o["value"] for o in slowest] == [2029.0, 2028.0, 2027.0]
     assert {o["version"] for o in slowest} == {"2.0"}
     failed = found["axes"]["correctness"]["offenders"]
-    assert len(failed) == 2 and all(o["value"] is False for o in failed)
+    assert len(failed) == 3 and all(o["value"] is False for o in failed)
     assert get(c, f"/agents/{ident}/diagnostics", version="1.0")["weakest_axis"] is None
 
 
@@ -167,10 +202,34 @@ def test_bad_loop_requests_get_clear_errors(loop: tuple[Collector, str]) -> None
 def test_since_and_until_keep_runs_by_when_they_ended(loop: tuple[Collector, str]) -> None:
     c, ident = loop
     everything = get(c, f"/agents/{ident}/stats", since="2000-01-01T00:00:00Z")
-    assert everything["total_runs"] == 20
+    assert everything["total_runs"] == 60
     nothing = get(c, f"/agents/{ident}/stats", until="2000-01-01T00:00:00Z")
     assert nothing["total_runs"] == 0 and nothing["composite_score"] is None
     assert get(c, f"/agents/{ident}/fitness", until="2000-01-01T00:00:00Z")["runs_counted"] == 0
+
+
+def test_since_and_until_go_by_the_collectors_clock_not_the_span_times(
+    loop: tuple[Collector, str],
+) -> None:
+    """The runs' spans are dated September 2026 (T0); they became terminal today."""
+    c, ident = loop
+    kept = get(c, f"/agents/{ident}/stats", since="2026-11-01T00:00:00Z")
+    assert kept["total_runs"] == 60
+    span_window = get(c, f"/agents/{ident}/stats", until="2026-11-01T00:00:00Z")
+    assert span_window["total_runs"] == 0
+
+
+def test_run_summaries_and_offenders_carry_both_end_times(loop: tuple[Collector, str]) -> None:
+    c, ident = loop
+    runs = {r["id"]: r for r in get(c, "/runs", agent_id=ident, page_size=100)["items"]}
+    some = next(iter(runs.values()))
+    assert some["ended_at"].startswith("2026-09-21")  # the root span's end
+    assert some["terminal_at"] is not None and some["terminal_at"] > "2026-11"
+    found = get(c, f"/agents/{ident}/diagnostics", version="2.0", limit=3)
+    for offender in found["axes"]["latency"]["offenders"]:
+        summary = runs[offender["run_id"]]
+        assert offender["ended_at"] == summary["ended_at"]
+        assert offender["terminal_at"] == summary["terminal_at"]
 
 
 def test_compare_on_the_command_line_gates_a_release(loop: tuple[Collector, str]) -> None:
