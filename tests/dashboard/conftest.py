@@ -25,7 +25,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 SCREENSHOTS = Path(
     os.environ.get("BADGE_SCREENSHOTS", Path(__file__).parents[2] / "build" / "screenshots")
 )
-DEMO_RUNS = 48  # `demo --rounds 3`: support-bot in two versions, two other agents
+DEMO_RUNS = 84  # `demo --rounds 3`: support-bot's 10 tasks in two versions, two other agents
 
 
 @dataclass

@@ -188,7 +188,19 @@ def test_the_compare_page_shows_the_demos_regression(live: Live, browser: webdri
     }
     for axis, change in result["axes"].items():
         assert change["verdict"].replace("_", " ") in rows[axis]
+        row = browser.find_element(By.CSS_SELECTOR, f"#verdicts tr[data-axis='{axis}']")
+        adjusted = row.find_element(By.CSS_SELECTOR, "td.adjusted").text
+        want = "–" if change["p_adjusted"] is None else f"{change['p_adjusted']:.4f}"
+        assert adjusted == want, axis
     assert "regressed" in rows["latency"]
+    # the evidence behind the latency verdict: every paired task, open on the page
+    evidence = live.api(f"/agents/{agent['id']}/compare", evidence="true")["axes"]["latency"]
+    shown = browser.find_element(By.CSS_SELECTOR, "details.evidence[data-axis='latency']")
+    assert shown.get_attribute("open") is not None
+    tasks = [
+        r.get_attribute("data-task") for r in shown.find_elements(By.CSS_SELECTOR, "tbody tr")
+    ]
+    assert sorted(tasks) == [pair["task_id"] for pair in evidence["pairs"]]
     broken = browser.find_element(By.CSS_SELECTOR, "#tasks tr[data-task='refund']").text
     assert "broken" in broken
     assert len(browser.find_elements(By.CSS_SELECTOR, "#radar-compare polygon.area")) == 2

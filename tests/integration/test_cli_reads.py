@@ -15,12 +15,12 @@ def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: 
     try:
         env = {"BADGE_DATABASE_URL": url, "BADGE_HTTP_PORT": str(server.http_port)}
         demo = cli("demo", "--rounds", "2", env=env)
-        # support-bot runs in two versions: 16 runs, the others 8 each
-        assert "sent 32 runs of 3 agents" in demo.stdout
+        # support-bot runs ten tasks in two versions: 40 runs, the others 8 each
+        assert "sent 56 runs of 3 agents" in demo.stdout
         deadline = time.monotonic() + 10
         while True:
             board = cli("agents", "--database-url", url).stdout
-            if (board.count("    8  "), board.count("   16  ")) == (2, 1):
+            if (board.count("    8  "), board.count("   40  ")) == (2, 1):
                 break
             if time.monotonic() > deadline:
                 break
