@@ -138,6 +138,7 @@ class SpanVerdict:
     counted: bool
     reason: str | None
     root: bool
+    clock: str | None = None  # why the span's times were set aside (impossible times)
 
 
 @dataclass(frozen=True, slots=True)

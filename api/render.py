@@ -108,6 +108,7 @@ def trace_tree(spans: list[TraceSpan]) -> list[dict[str, Any]]:
                 "counted": verdict.counted,
                 "reason": verdict.reason,
                 "root": verdict.root,
+                "clock": verdict.clock,
             },
             "children": [],
         }

@@ -23,6 +23,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--grpc-port": ("grpc_port", int),
     "--http-port": ("http_port", int),
     "--run-timeout": ("run_timeout_s", float),
+    "--max-run-latency": ("max_run_latency_s", float),
     "--orphan-grace": ("orphan_grace_s", float),
     "--max-body-bytes": ("max_body_bytes", int),
     "--max-spans-per-request": ("max_spans_per_request", int),

@@ -123,7 +123,7 @@ class Reader:
                 db,
                 KeyStore(db),
                 AgentDirectory(db),
-                Timers(s.orphan_grace_s, s.run_timeout_s),
+                Timers(s.orphan_grace_s, s.run_timeout_s, s.max_run_latency_s),
                 time.time,
             )
             self._app = create_api(

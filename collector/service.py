@@ -134,7 +134,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     create_schema(db)
     metrics = Metrics()
     keys = KeyStore(db)
-    timers = Timers(settings.orphan_grace_s, settings.run_timeout_s)
+    timers = Timers(settings.orphan_grace_s, settings.run_timeout_s, settings.max_run_latency_s)
     recomputer = RunRecomputer(
         db,
         timers,

@@ -21,6 +21,9 @@ class Settings(BaseSettings):
     )
     insecure: bool = Field(False, description="accept keyless ingest into owner `local`")
     run_timeout_s: float = Field(300.0, gt=0, description="root-less run becomes `timeout`")
+    max_run_latency_s: float = Field(
+        86_400.0, gt=0, description="a run longer than this has no latency (a clock went wrong)"
+    )
     orphan_grace_s: float = Field(30.0, ge=0, description="wait before a top span is the root")
     max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="request body limit")
     max_spans_per_request: int = Field(10_000, gt=0, description="spans in one request")

@@ -177,6 +177,7 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
     """
     lifted: dict[str, Value] = {}
     keys, prefixes, max_depth = selection.keys, selection.prefixes, limits.max_depth
+    markers = selection.markers
     long_key, key_chars = False, limits.max_key_bytes // 4  # a character is <= 4 bytes
     attributes = span.attributes
     for kv in attributes:
@@ -192,6 +193,8 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
             key = cut_text(key, limits.max_key_bytes)
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = sql_text(text) if text else value_of(value, which)
+        elif markers and key.startswith(markers):
+            lifted[next(m for m in markers if key.startswith(m))] = True
     extra = len(attributes) - limits.max_attributes
     if extra > 0:
         del attributes[limits.max_attributes :]

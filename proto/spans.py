@@ -27,12 +27,16 @@ class Selection:
     """Which span attributes the caller wants lifted out as Python values.
 
     `prefixes` lift every key starting with one of them (e.g. token counts).
+    `markers` lift no value: a key starting with one of them lifts the
+    marker itself as `True`, to say that the span has such attributes (a
+    model's messages, say) without copying what can be many kilobytes.
     Everything else stays in the span's encoded bytes, untouched.
     """
 
     keys: frozenset[str]
     prefixes: tuple[str, ...] = ()
     events: frozenset[str] = frozenset()  # span events, by name, lifted with their attributes
+    markers: tuple[str, ...] = ()
 
 
 class WireEvent(NamedTuple):

@@ -75,13 +75,60 @@ def _is_output_function(name: str, attrs: Mapping[str, Any]) -> bool:
 
 
 def _tool_exclusions(name: str, attrs: Mapping[str, Any], rule: str) -> Classification:
+    """Tools that are shown but are no step, each by the convention it follows
+    (docs/runs.md "Not a step"). What needs the rest of the trace (a handoff
+    named for an agent, a repeated call) is decided in runs.py."""
     if _is_output_function(name, attrs):
         return Classification(TOOL, rule, False, "output function, not a step")
     if norm(attrs.get("pydantic_ai.tool.failure_stage")) == "validation":
         return Classification(TOOL, rule, False, "arguments failed validation; never ran")
+    operation = norm(attrs.get("gen_ai.operation.name"))
+    if operation in c.HANDOFF_OPERATIONS:
+        return Classification(TOOL, rule, False, f"gen_ai.operation.name={operation}: a handoff")
+    if operation in c.NON_STEP_OPERATIONS:
+        return Classification(TOOL, rule, False, f"gen_ai.operation.name={operation}: no tool step")
     if name.startswith("handoff to ") and "tool.name" not in attrs:
         return Classification(TOOL, rule, False, "handoff, not a tool step")
+    tool = tool_name(attrs)
+    if tool is None:
+        return Classification(TOOL, rule)
+    if is_placeholder(tool):
+        return Classification(
+            TOOL, rule, False, f"{tool!r} stands for the tool calls beside it, not a step"
+        )
+    bare = bare_names(tool)
+    if bare & c.HANDOFF_TOOLS:
+        return Classification(TOOL, rule, False, f"{tool}: the framework's handoff tool")
+    if bare & c.CONTROL_TOOLS:
+        return Classification(
+            TOOL, rule, False, f"{tool}: hands back the answer or ends the loop, not a step"
+        )
     return Classification(TOOL, rule)
+
+
+def tool_name(attrs: Mapping[str, Any]) -> str | None:
+    for key in c.TOOL_NAME_KEYS:
+        value = attrs.get(key)
+        if value is not None and value != "":
+            return str(value)
+    return None
+
+
+def is_placeholder(tool: str) -> bool:
+    """A name no tool is called, standing for several: google-adk names the
+    span it emits beside a response's parallel calls `(merged tools)`."""
+    text = tool.strip()
+    return len(text) >= 2 and (text[0], text[-1]) in {("(", ")"), ("<", ">"), ("[", "]")}
+
+
+def bare_names(tool: str) -> set[str]:
+    """The tool's name, and its name without a namespace (`Plugin-name`,
+    `server.name`, `server__name`), lower-cased."""
+    found = {tool.strip().lower()}
+    for separator in c.TOOL_NAMESPACE_SEPARATORS:
+        if separator in tool:
+            found.add(tool.rsplit(separator, 1)[1].strip().lower())
+    return found
 
 
 def _llm_rule(attrs: Mapping[str, Any]) -> str | None:

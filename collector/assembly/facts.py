@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from collector.assembly import conventions as c
-from collector.assembly.classify import classify
+from collector.assembly.classify import AGENT, LLM, TOOL, classify
 from proto import WireEvent
 
 
@@ -103,6 +103,9 @@ for _fact, _keys in (
     ("vfail", ("pydantic_ai.tool.failure_stage",)),
     ("bver", c.VERSION_KEYS[:1]),
     ("gver", c.VERSION_KEYS[1:]),
+    ("aname", c.AGENT_NAME_KEYS),
+    ("ttype", c.TOOL_TYPE_KEYS),
+    ("model", c.MODEL_KEYS),
 ):
     for _rank, _key in enumerate(_keys):
         _FACT_KEYS[_key] = (_fact, _rank)
@@ -168,11 +171,38 @@ def span_facts(
             facts[fact] = converted
     for fact, value in inherited.items():  # a span's own badge.run.id wins
         facts.setdefault(fact, value)
+    _keep_role_facts(verdict.role, name, attrs, facts)
     if verdict.why_not:
         facts["why"] = verdict.why_not
     if events:
         facts.update(event_facts(events))
     return verdict.role, verdict.rule, facts
+
+
+# Facts only one role needs: an agent's name (a handoff tool names it), a
+# tool's type, an LLM span's model and whether it says anything of a call.
+_ROLE_FACTS = {"aname": AGENT, "ttype": TOOL, "model": LLM}
+
+
+def _keep_role_facts(role: str, name: str, attrs: Mapping[str, Any], facts: dict[str, Any]) -> None:
+    for fact, wanted in _ROLE_FACTS.items():
+        if fact in facts and role != wanted:
+            del facts[fact]
+    if role == AGENT and "aname" not in facts and name.startswith(c.AGENT_SPAN_PREFIX):
+        agent = name[len(c.AGENT_SPAN_PREFIX) :].strip()
+        if agent:
+            facts["aname"] = agent  # the GenAI span name: `invoke_agent {agent name}`
+    if role == LLM and not _says_anything(attrs):
+        facts["bare"] = 1
+
+
+def _says_anything(attrs: Mapping[str, Any]) -> bool:
+    """Usage, a cost, or what went to the model or came back (docs/runs.md
+    "LLM calls that are no call"): a real call's span carries one of them."""
+    return any(
+        key.startswith(c.USAGE_PREFIXES) or key in c.COST_KEYS or key in c.CONTENT_MARKERS
+        for key in attrs
+    )
 
 
 def label_outcome(label: Any) -> bool | None:

@@ -11,19 +11,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from collector.assembly import conventions as c
 from collector.assembly.classify import AGENT, LLM, TOOL
+from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
+from collector.assembly.counting import agent_names, judge
 from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
 from collector.assembly.membership import find_root, group_runs, run_id_for
+from collector.assembly.tree import RunTree
+from collector.assembly.verdicts import Verdict
 
-STATUS_ERROR = 2
 _INTERNAL = (TOOL, LLM, AGENT)  # roles that show a run's internals
 
 
 @dataclass(frozen=True, slots=True)
 class Timers:
+    """The settings assembly depends on besides spans: the two timers, and the
+    longest latency a run may have (docs/runs.md "Impossible times")."""
+
     orphan_grace_s: float = 30.0
     run_timeout_s: float = 300.0
+    max_latency_s: float = 86_400.0
 
 
 class ToolCall(NamedTuple):
@@ -34,18 +42,6 @@ class ToolCall(NamedTuple):
     start_ns: int
     end_ns: int
     status_code: int
-
-
-class Verdict(NamedTuple):
-    """How one span was classified and whether it counted, for the trace view.
-
-    A NamedTuple for the same reason as SpanFacts: one per span per assembly.
-    """
-
-    role: str
-    rule: str
-    counted: bool
-    reason: str
 
 
 class Evaluation(NamedTuple):
@@ -72,7 +68,7 @@ class Run:
     success_source: str | None
     start_ns: int
     end_ns: int
-    latency_ms: float
+    latency_ms: float | None  # None: no true latency (collector.assembly.clock)
     steps: int | None
     tool_errors: int
     llm_calls: int
@@ -94,74 +90,12 @@ def assemble_trace(
     trace_id: str, spans: Sequence[SpanFacts], now: float, timers: Timers
 ) -> list[Run]:
     trace_ids = {span.span_id for span in spans}
+    agents = agent_names(spans)
     runs = [
-        _assemble_run(trace_id, agent_id, key, members, trace_ids, now, timers)
+        _assemble_run(trace_id, agent_id, key, members, trace_ids, agents, now, timers)
         for (agent_id, key), members in sorted(group_runs(trace_id, spans).items())
     ]
     return runs
-
-
-class _Tree:
-    """Parent links, depth and candidate order inside one run."""
-
-    def __init__(self, members: Sequence[SpanFacts], root: SpanFacts | None) -> None:
-        self.by_id = {s.span_id: s for s in members}
-        self.root = root
-        self.depth = _depths(members, self.by_id, root)
-        self.ordered = sorted(members, key=self.order)
-
-    def order(self, span: SpanFacts) -> tuple[int, int, str]:
-        return self.depth[span.span_id], span.start_ns, span.span_id
-
-    def nearest(self, span: SpanFacts, roles: tuple[str, ...]) -> SpanFacts | None:
-        """The closest ancestor inside the run with one of these roles."""
-        by_id = self.by_id
-        current = by_id.get(span.parent_span_id)
-        steps = 0
-        limit = len(by_id)
-        while current is not None and steps <= limit:
-            if current.role in roles:
-                return current
-            current = by_id.get(current.parent_span_id)
-            steps += 1
-        return None
-
-    def first_fact(self, key: str) -> object:
-        for span in self.ordered:
-            if key in span.facts:
-                return span.facts[key]
-        return None
-
-
-def _depths(
-    members: Sequence[SpanFacts], by_id: dict[str, SpanFacts], root: SpanFacts | None
-) -> dict[str, int]:
-    """Distance from the root; a detached subtree's top is 1 (it sorts after
-    the root). Each span's chain is walked only up to a span already known."""
-    depth: dict[str, int] = {}
-    if root is not None:
-        depth[root.span_id] = 0
-    limit = len(by_id)
-    for span in members:
-        if span.span_id in depth:
-            continue
-        chain = [span.span_id]
-        parent = by_id.get(span.parent_span_id)
-        while parent is not None:
-            known = depth.get(parent.span_id)
-            if known is not None:
-                base = known + 1
-                break
-            chain.append(parent.span_id)
-            if len(chain) > limit:  # a parent cycle: no root above it
-                base = 0
-                break
-            parent = by_id.get(parent.parent_span_id)
-        else:
-            base = 1
-        for offset, member in enumerate(reversed(chain)):
-            depth[member] = base + offset
-    return depth
 
 
 def _assemble_run(
@@ -170,6 +104,7 @@ def _assemble_run(
     run_key: str,
     members: list[SpanFacts],
     trace_ids: set[str],
+    agents: frozenset[str],
     now: float,
     timers: Timers,
 ) -> Run:
@@ -177,8 +112,8 @@ def _assemble_run(
         members, trace_ids - {s.span_id for s in members}, timers.orphan_grace_s, now
     )
     root = decision.root
-    tree = _Tree(members, root)
-    verdicts = _verdicts(tree)
+    tree = RunTree(members, root)
+    verdicts = judge(tree, agents)
     last_seen = max(s.received_at for s in members)
     status, check_at = _status(root, last_seen, decision.waiting_until, now, timers)
     decider: SpanFacts | None = None
@@ -218,8 +153,7 @@ def _assemble_run(
     input_tokens, output_tokens, calls = _tokens(tree, counted_llm)
     root_cost = root.facts.get("bcost") if root is not None else None
     cost, cost_source = run_cost(root_cost, calls, input_tokens, output_tokens)
-    start_ns = root.start_ns if root else min(s.start_ns for s in members)
-    end_ns = root.end_ns if root else max(s.end_ns for s in members)
+    times = run_times(root, members, timers.max_latency_s)
     return Run(
         id=run_id_for(agent_id, run_key),
         agent_id=agent_id,
@@ -231,11 +165,11 @@ def _assemble_run(
         status=status,
         success=success,
         success_source=source,
-        start_ns=start_ns,
-        end_ns=end_ns,
-        latency_ms=(end_ns - start_ns) / 1e6,
+        start_ns=times.start_ns,
+        end_ns=times.end_ns,
+        latency_ms=times.latency_ms,
         steps=len(counted_tools) if shows_internals else None,
-        tool_errors=sum(1 for s in counted_tools if s.status_code == STATUS_ERROR)
+        tool_errors=sum(1 for s in counted_tools if s.status_code == c.STATUS_ERROR)
         + sum(1 for s in tools if s.facts.get("vfail")),
         llm_calls=len(counted_llm),
         input_tokens=input_tokens,
@@ -277,7 +211,7 @@ def _status(
 
 
 def _success(
-    tree: _Tree, root: SpanFacts | None
+    tree: RunTree, root: SpanFacts | None
 ) -> tuple[bool | None, str | None, SpanFacts | None]:
     """(success, source, the span that said so). What a span says is
     `reported`, or `graded` when a grader key sent it (docs/loop.md)."""
@@ -296,7 +230,7 @@ def _success(
         outcome = label_outcome(root.facts.get(fact))
         if outcome is not None:
             return outcome, _said_by(root), root
-    return root.status_code != STATUS_ERROR, "status", None
+    return root.status_code != c.STATUS_ERROR, "status", None
 
 
 def _said_by(span: SpanFacts) -> str:
@@ -316,14 +250,14 @@ def _evaluation(
     return None
 
 
-def _task_id(tree: _Tree) -> str | None:
+def _task_id(tree: RunTree) -> str | None:
     found = tree.first_fact("task")
     if found is None:
         found = tree.first_fact("rtask")
     return str(found) if found is not None else None
 
 
-def _version(tree: _Tree, root: SpanFacts | None) -> str | None:
+def _version(tree: RunTree, root: SpanFacts | None) -> str | None:
     """The root's badge.agent.version, then its gen_ai.agent.version, then the
     gen_ai.agent.version of the outermost agent span (earliest start, then
     span id), then the root resource's service.version; null without a root."""
@@ -349,41 +283,13 @@ def _error_class(root: SpanFacts | None, status: str) -> str:
     return str(root.facts.get("err") or root.facts.get("exc") or "none")
 
 
-def _verdicts(tree: _Tree) -> dict[str, Verdict]:
-    """Counted or not, with the reason: nested duplicates are decided here."""
-    verdicts: dict[str, Verdict] = {}
-    for span in tree.ordered:
-        why = span.facts.get("why")
-        reason = str(why) if why else ""
-        role = span.role
-        counted = not reason and (role == TOOL or role == LLM)
-        if counted and role == TOOL:
-            outer = tree.nearest(span, (TOOL,))
-            if outer is not None and _same_call(outer, span):
-                counted, reason = False, f"nested duplicate of tool span {outer.span_id}"
-        elif counted:
-            outer = tree.nearest(span, _INTERNAL)
-            if outer is not None and outer.role == LLM:
-                counted, reason = False, f"nested duplicate of LLM span {outer.span_id}"
-        verdicts[span.span_id] = Verdict(role, span.rule, counted, reason)
-    return verdicts
-
-
 def _total(counts: list[int]) -> int | None:
     """A sum of token counts that a signed 64-bit column still holds."""
     return max(-MAX_COUNT, min(sum(counts), MAX_COUNT)) if counts else None
 
 
-def _same_call(outer: SpanFacts, inner: SpanFacts) -> bool:
-    outer_call, inner_call = outer.facts.get("call"), inner.facts.get("call")
-    if outer_call is not None and outer_call == inner_call:
-        return True
-    outer_name, inner_name = outer.facts.get("tool"), inner.facts.get("tool")
-    return outer_name is not None and outer_name == inner_name
-
-
 def _tokens(
-    tree: _Tree, counted_llm: list[SpanFacts]
+    tree: RunTree, counted_llm: list[SpanFacts]
 ) -> tuple[int | None, int | None, list[LlmCost]]:
     """Sum usage over counted LLM calls (nested spans fill in); else run totals."""
     nested: dict[str, list[SpanFacts]] = {s.span_id: [] for s in counted_llm}

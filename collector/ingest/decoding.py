@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import proto
-from collector.assembly.conventions import SELECTED_EVENTS, SELECTED_KEYS, USAGE_PREFIXES
+from collector.assembly.conventions import (
+    CONTENT_MARKERS,
+    SELECTED_EVENTS,
+    SELECTED_KEYS,
+    USAGE_PREFIXES,
+)
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.identity import agent_id, agent_name
 from collector.assembly.runs import Timers
@@ -28,7 +33,9 @@ from collector.runs.preassemble import FreshRuns, preassemble
 from collector.runs.run_rows import encode_facts
 from collector.storage.rows import SpanRow, resource_digest, run_rows, span_row, span_rows
 
-SELECTION = proto.Selection(keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES, events=SELECTED_EVENTS)
+SELECTION = proto.Selection(
+    keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES, events=SELECTED_EVENTS, markers=CONTENT_MARKERS
+)
 # Memory a decoded span takes beyond its encoded bytes and facts (the row
 # tuple, its strings, the pre-assembled run): 732 B per span measured with
 # tracemalloc over decode_job on bench/payloads.py requests; rounded up.

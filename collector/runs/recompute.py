@@ -184,7 +184,9 @@ class RunRecomputer:
         commits, so a pass that deletes millions never stops ingest."""
         total = 0
         try:
-            while deleted := self._write(lambda conn: delete_old_spans(conn, cutoff)).result():
+            while deleted := self._write(
+                lambda conn: delete_old_spans(conn, cutoff, self._clock())
+            ).result():
                 total += deleted
                 if self._stopping:
                     break

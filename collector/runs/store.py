@@ -65,26 +65,35 @@ def replace_trace_runs(
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
+    sealed: set[str] = set()  # retention removed spans of them: left as they are
     keep = {run.id for group in assembled.values() for run in group}
     wanted = set(trace_ids)
     for chunk in in_chunks(trace_ids):
         found = select_runs_of_traces(
-            conn, ("id", "terminal_at", "owner", "trace_id"), owner, chunk
+            conn, ("id", "terminal_at", "owner", "trace_id", "sealed_at"), owner, chunk
         )
-        for run_id, stored_at, run_owner, trace_id in found:
+        for run_id, stored_at, run_owner, trace_id, sealed_at in found:
             # Before migration 0012 SQLite gave an emptied table's last number
             # again: a run kept from a trace retention removed may carry it.
             if run_owner == owner and trace_id in wanted:
                 existing[run_id] = stored_at
+                if sealed_at is not None:
+                    sealed.add(run_id)
     # A run stored under an earlier number of its trace (retention removed the
     # trace row with its last span) is still found by its id.
-    for run_id, stored_at in select_runs_by_id(conn, ("id", "terminal_at"), keep - existing.keys()):
+    for run_id, stored_at, sealed_at in select_runs_by_id(
+        conn, ("id", "terminal_at", "sealed_at"), keep - existing.keys()
+    ):
         existing[run_id] = stored_at
-    delete_runs(conn, [run_id for run_id in existing if run_id not in keep])
+        if sealed_at is not None:
+            sealed.add(run_id)
+    delete_runs(conn, [r for r in existing if r not in keep and r not in sealed])
     rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
         for run in group:
+            if run.id in sealed:  # a late span of a sealed run adds nothing to it
+                continue
             before = existing.get(run.id)
             at = terminal_at(run, before, now)
             if at is not None and before is None:

@@ -125,7 +125,8 @@ def upsert_runs(
         return
     if is_postgresql(conn):
         updates = ", ".join(f"{c} = excluded.{c}" for c in (*columns, "trace_ref") if c != "id")
-        conflict = f"ON CONFLICT (id) DO UPDATE SET {updates}"
+        # A sealed run (retention removed spans of its trace) is never rewritten.
+        conflict = f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE runs.sealed_at IS NULL"
         _insert_numbered(conn, table, columns, last, conflict, "s.id", list)
         return
     # SQLite: the id index holds merged rows only (storage/recent_keys.py),
@@ -136,7 +137,7 @@ def upsert_runs(
     cur = cursor(conn)
     assigned = ", ".join(f"{c} = ?" for c in (*columns[1:], "trace_ref"))
     cur.executemany(
-        f"UPDATE runs SET {assigned} WHERE seq = ?",
+        f"UPDATE runs SET {assigned} WHERE seq = ? AND sealed_at IS NULL",
         [
             (*row[1:], refs.get((row[owner_at], row[trace_at])), seqs[row[0]])
             for row in last
@@ -256,8 +257,9 @@ def select_runs_by_id(
 
 
 def delete_runs(conn: Connection, run_ids: Iterable[str]) -> None:
-    """Delete these runs (stored or not). SQLite: every writer reads its
-    memory of unmerged rows again (a row it remembers may be gone)."""
+    """Delete these runs (stored or not), sealed ones excepted (the caller
+    leaves those out). SQLite: every writer reads its memory of unmerged rows
+    again (a row it remembers may be gone)."""
     found = run_seqs(conn, run_ids)
     if not found:
         return
@@ -739,21 +741,34 @@ def delete_unused_traces(conn: Connection, older_than: float, limit: int) -> int
     return deleted
 
 
-def delete_old_span_rows(conn: Connection, older_than: float, limit: int) -> int:
-    """Of the oldest `limit` span rows, those received before `older_than`.
-    Row numbers grow with arrival, so the old spans are the first rows, and
-    a step reads no further than `limit` rows: a filter on `received_at`
-    alone (not indexed) would scan the whole table to learn that nothing is
-    old, as every pass did at start and once an hour."""
+def delete_old_span_rows(conn: Connection, older_than: float, limit: int) -> list[int]:
+    """Of the oldest `limit` span rows, those received before `older_than`;
+    returns the number of the trace of each deleted span. Row numbers grow
+    with arrival, so the old spans are the first rows, and a step reads no
+    further than `limit` rows: a filter on `received_at` alone (not indexed)
+    would scan the whole table to learn that nothing is old, as every pass
+    did at start and once an hour."""
     result = conn.execute(
         text(
             "DELETE FROM spans WHERE id IN (SELECT id FROM "
             "(SELECT id, received_at FROM spans ORDER BY id LIMIT :n) AS head "
-            "WHERE received_at < :t)"
+            "WHERE received_at < :t) RETURNING trace_ref"
         ),
         {"t": older_than, "n": limit},
     )
-    return int(result.rowcount)
+    return [int(ref) for (ref,) in result]
+
+
+def seal_runs(conn: Connection, trace_refs: Iterable[int], now: float) -> None:
+    """Runs of traces that lost spans to retention keep what they were: no
+    later write rewrites or deletes them (migration 0014)."""
+    mark = marker(conn)
+    for chunk in in_chunks(sorted(trace_refs)):
+        cursor(conn).execute(
+            f"UPDATE runs SET sealed_at = {mark} WHERE sealed_at IS NULL "
+            f"AND trace_ref IN ({', '.join([mark] * len(chunk))})",
+            (now, *chunk),
+        )
 
 
 # Tables span retention deletes from (PostgreSQL: vacuumed after a pass).

@@ -206,6 +206,9 @@ runs = Table(
     # (owner, trace_id), a random key, put each one on a random page.
     Column("trace_ref", SPAN_ROW_ID),
     Column("merged", Boolean, nullable=False, server_default=text("true")),
+    # When retention first removed a span of this run's trace: from then on
+    # no write changes or deletes the run (migration 0014).
+    Column("sealed_at", Float),
     Index("ux_runs_id", "id", unique=True, sqlite_where=MERGED_TRUE),
     Index(
         "ix_runs_unmerged",

@@ -94,6 +94,7 @@ def trace_spans(
                     counted=run.verdicts[r.span_id].counted,
                     reason=run.verdicts[r.span_id].reason or None,
                     root=r.span_id == run.root_span_id,
+                    clock=run.verdicts[r.span_id].clock or None,
                 ),
             )
             for r in members[:max_spans]

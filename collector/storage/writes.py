@@ -12,6 +12,7 @@ from collector.storage.dialect import (
     delete_unused_traces,
     insert_ignore_rows,
     insert_spans,
+    seal_runs,
 )
 from collector.storage.resources import delete_unused_resources, register_resources
 from collector.storage.rows import AGENT_COLUMNS, SPAN_COLUMNS, AgentRow, ResourceRow, SpanRow
@@ -35,13 +36,18 @@ def write_batch(
 RETENTION_STEP = 20_000
 
 
-def delete_old_spans(conn: Connection, older_than: float, limit: int = RETENTION_STEP) -> int:
+def delete_old_spans(
+    conn: Connection, older_than: float, now: float, limit: int = RETENTION_STEP
+) -> int:
     """One step of span retention: up to `limit` old spans, up to `limit`
     trace rows no span refers to any more, resources no span can use and
-    marks of traces that are gone. Returns the spans and trace rows deleted:
-    0 means the pass is over."""
-    deleted = delete_old_span_rows(conn, older_than, limit)
-    deleted += delete_unused_traces(conn, older_than, limit)
+    marks of traces that are gone. The runs of the traces that lost spans
+    are sealed first: they keep their summary and scores (docs/operations.md
+    "Retention"). Returns the spans and trace rows deleted: 0 means the pass
+    is over."""
+    trace_refs = delete_old_span_rows(conn, older_than, limit)
+    seal_runs(conn, set(trace_refs), now)
+    deleted = len(trace_refs) + delete_unused_traces(conn, older_than, limit)
     delete_unused_resources(conn, older_than)
     conn.execute(
         delete(pending_traces).where(

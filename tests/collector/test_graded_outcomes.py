@@ -9,7 +9,7 @@ from collector.assembly.identity import agent_id
 from collector.assembly.membership import keyed_run_ids, run_id_for
 from collector.assembly.runs import Evaluation
 from proto import WireEvent
-from tests.collector.trees import TRACE, Tree
+from tests.collector.trees import EPOCH_S, TRACE, Tree
 
 EVAL = "gen_ai.evaluation.result"
 
@@ -97,7 +97,7 @@ def test_outcomes_from_grader_key_spans_are_graded_and_from_agent_keys_reported(
         t.add("root", {"badge.run.success": False}, grader=grader, received_at=42.0)
         run = t.run()
         assert (run.success, run.success_source) == (False, source)
-        assert run.evaluation == (Evaluation(None, None, 42.0) if grader else None)
+        assert run.evaluation == (Evaluation(None, None, EPOCH_S + 42.0) if grader else None)
         labelled = Tree()
         labelled.add("root", {}, grader=grader, events=(evaluation("pass", 9),))
         assert labelled.run().success_source == source

@@ -10,7 +10,7 @@ from collector.storage.tables import agents, resources, runs, spans
 from tests.collector.span_rows import span_row
 
 DATABASE_ASSIGNED = {"id", "trace_ref"}  # a span's row id and its trace's number
-RUN_ASSIGNED = {"trace_ref", "seq", "merged"}  # given as the run is written
+RUN_ASSIGNED = {"trace_ref", "seq", "merged", "sealed_at"}  # given as written, or by retention
 
 
 def columns(table: object) -> list[str]:

@@ -13,7 +13,7 @@ from collector.assembly.membership import (
     run_id_for,
 )
 from collector.assembly.runs import Timers
-from tests.collector.trees import Tree, genai_agent
+from tests.collector.trees import EPOCH_S, Tree, genai_agent
 
 
 def test_genai_run_counts_tools_llm_calls_tokens_and_estimates_cost() -> None:
@@ -273,7 +273,7 @@ def test_local_parent_missing_keeps_running_until_timeout() -> None:
     t.add("child", {}, parent="ffffffffffffffff", flags=FLAG_HAS_IS_REMOTE, received_at=100)
     timers = Timers(orphan_grace_s=30, run_timeout_s=300)
     running = t.run(now=150, timers=timers)
-    assert (running.status, running.success, running.check_at) == ("running", None, 400)
+    assert (running.status, running.success, running.check_at) == ("running", None, EPOCH_S + 400)
     timed_out = t.run(now=400, timers=timers)
     assert (timed_out.status, timed_out.success, timed_out.error_class) == (
         "timeout",
@@ -287,7 +287,7 @@ def test_unknown_flags_orphan_becomes_root_after_grace() -> None:
     t.add("child", {"badge.run.success": False}, parent="ffffffffffffffff", received_at=100)
     timers = Timers(orphan_grace_s=30, run_timeout_s=300)
     assert t.run(now=110, timers=timers).status == "running"
-    assert t.run(now=110, timers=timers).check_at == 130
+    assert t.run(now=110, timers=timers).check_at == EPOCH_S + 130
     promoted = t.run(now=130, timers=timers)
     assert (promoted.status, promoted.success) == ("completed", False)
 
@@ -303,7 +303,7 @@ def test_spans_whose_parents_form_a_cycle_complete_after_the_grace_like_an_orpha
     t.add("b", {}, parent=first, start=5)
     timers = Timers(orphan_grace_s=30, run_timeout_s=300)
     waiting = t.run(now=110, timers=timers)
-    assert (waiting.status, waiting.check_at) == ("running", 130)
+    assert (waiting.status, waiting.check_at) == ("running", EPOCH_S + 130)
     promoted = t.run(now=130, timers=timers)
     assert (promoted.status, promoted.root_span_id, promoted.task_id) == (
         "completed",

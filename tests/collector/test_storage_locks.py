@@ -94,7 +94,7 @@ def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: 
             register_traces(holder, [("o", "held")], 1.0)
         with db.writer.begin() as conn:
             # two spans; the trace rows old, gone and (SQLite) held
-            assert delete_old_spans(conn, older_than=50.0) == (4 if holder else 5)
+            assert delete_old_spans(conn, older_than=50.0, now=60.0) == (4 if holder else 5)
         if holder is not None:
             holder.rollback()
             holder.close()
@@ -147,7 +147,7 @@ def test_retention_steps_delete_a_bounded_number_of_rows_until_nothing_is_old(
         steps = []
         while True:
             with db.writer.begin() as conn:
-                deleted = delete_old_spans(conn, older_than=50.0, limit=4)
+                deleted = delete_old_spans(conn, older_than=50.0, now=60.0, limit=4)
             if not deleted:
                 break
             steps.append(deleted)
@@ -173,9 +173,9 @@ def test_a_retention_step_looks_no_further_than_the_oldest_rows(database_url: st
             young = [span_row(f"live{i}", f"y{i}", received_at=90.0) for i in range(4)]
             write_batch(conn, [], [*young, span_row("emptied", "late-but-old", received_at=10.0)])
         with db.writer.begin() as conn:
-            assert delete_old_spans(conn, older_than=50.0, limit=4) == 0
+            assert delete_old_spans(conn, older_than=50.0, now=60.0, limit=4) == 0
         with db.writer.begin() as conn:  # a wider window reaches both
-            assert delete_old_spans(conn, older_than=50.0, limit=5) == 2
+            assert delete_old_spans(conn, older_than=50.0, now=60.0, limit=5) == 2
         with db.reader.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM spans")).scalar() == 4
             assert conn.execute(text("SELECT count(*) FROM traces")).scalar() == 4

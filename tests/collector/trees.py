@@ -10,6 +10,11 @@ from collector.assembly.runs import Run, Timers, assemble_trace
 from proto import WireEvent
 
 TRACE = "ab" * 16
+# Span times and the collector's clock as the tests write them (start 0, now
+# 100 s) are moved to a real date: times before 2000 are impossible times
+# (collector/assembly/clock.py) and would set the run's latency aside.
+EPOCH_S = 1_790_000_000
+EPOCH_NS = EPOCH_S * 10**9
 
 
 @dataclass
@@ -46,11 +51,11 @@ class Tree:
                 parent,
                 agent,
                 name,
-                start,
-                end,
+                EPOCH_NS + start,
+                EPOCH_NS + end,
                 status,
                 flags,
-                received_at,
+                EPOCH_S + received_at,
                 grader,
                 role,
                 rule,
@@ -60,7 +65,7 @@ class Tree:
         return span_id
 
     def runs(self, now: float = 100.0, timers: Timers | None = None) -> list[Run]:
-        return assemble_trace(TRACE, self.spans, now, timers or Timers())
+        return assemble_trace(TRACE, self.spans, EPOCH_S + now, timers or Timers())
 
     def run(self, now: float = 100.0, timers: Timers | None = None) -> Run:
         found = self.runs(now, timers)

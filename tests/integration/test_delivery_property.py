@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tests.integration.harness import RUN_OUTCOME_COLUMNS, Collector, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
+from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
 CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "genai": {
@@ -58,8 +58,8 @@ def traces(draw: st.DrawFn) -> list[Span]:
             trace_id,
             root,
             "badge.run",
-            start=1_000,
-            end=9_000_000,
+            start=EPOCH_NS + 1_000,
+            end=EPOCH_NS + 9_000_000,
             attributes={
                 "badge.task.id": draw(st.sampled_from(["a", "b"])),
                 "badge.run.success": draw(st.booleans()),
@@ -76,7 +76,7 @@ def traces(draw: st.DrawFn) -> list[Span]:
         if kind != "other" and draw(st.integers(0, 9)) == 0:
             attrs["badge.run.id"] = f"sub-{i}"
         span_id = new_span_id()
-        start = draw(st.integers(2_000, 5_000_000))
+        start = EPOCH_NS + draw(st.integers(2_000, 5_000_000))
         spans.append(
             span(
                 trace_id,

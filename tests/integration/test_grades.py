@@ -207,7 +207,7 @@ def test_spans_sent_with_a_grader_key_grade_their_run(collector: Collector) -> N
     run = run_of(collector, trace_id.hex())
     assert (run["success"], run["success_source"]) == (False, "graded")
     assert (run["grade"]["score"], run["grade"]["output"]) == (0.1, "off by one")
-    assert run["grade"]["graded_at"] == "1970-01-01T00:00:01Z"  # the event's time
+    assert run["grade"]["graded_at"] == "2026-09-21T14:13:21Z"  # the event's (EPOCH_NS + 1 s)
     # the same event from the agent's own key: the outcome counts, as reported
     own = new_trace_id()
     assert (

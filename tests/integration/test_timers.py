@@ -7,6 +7,9 @@ from pathlib import Path
 from tests.integration.harness import FakeClock, running_collector
 from tests.otlp_builders import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 
+AGENT_SPAN = {"gen_ai.operation.name": "invoke_agent"}
+TOOL_SPAN = {"gen_ai.operation.name": "execute_tool"}
+
 
 def status(c: object, trace_id: bytes) -> list[tuple[str, object, str]]:
     rows = c.query(  # type: ignore[attr-defined]
@@ -61,32 +64,58 @@ def test_orphan_with_unknown_flags_becomes_root_after_grace(
         assert status(c, trace_id) == [("completed", 1, "none")]
 
 
-def test_a_run_whose_spans_retention_removed_is_updated_not_duplicated_by_a_late_span(
+RUN_FIELDS = (
+    "id, task_id, status, success, span_count, steps, llm_calls, cost_usd, latency_ms, "
+    "error_class, terminal_at"
+)
+
+
+def test_a_run_whose_spans_retention_removed_keeps_its_summary_whatever_arrives_later(
     tmp_path: Path, database_url: str
 ) -> None:
-    """Retention removes a trace's spans and its trace row; a span of that trace
-    arriving later gives the trace a new number, and the run stored under the
-    old one is found by its id: one run, recomputed from the spans stored."""
+    """Retention removes a finished run's spans and keeps the run. A late
+    child, a late second root, or the same spans sent again cannot rewrite or
+    zero it; a late span of another agent adds a run of its own; /stats is the
+    same before retention, after it and after the late spans."""
     clock = FakeClock()
     with running_collector(
         tmp_path, database_url=database_url, clock=clock, span_retention_days=1.0
     ) as c:
-        trace_id, root = new_trace_id(), new_span_id()
-        first = span(trace_id, root, "badge.run", attributes={"badge.task.id": "t"})
-        assert c.post(request([first]).SerializeToString()).status_code == 200
+        trace_id, root, agent = new_trace_id(), new_span_id(), new_span_id()
+        root_attrs = {"badge.task.id": "refund", "badge.run.success": False, "badge.cost.usd": 0.5}
+        spans = [span(trace_id, root, "badge.run", attributes=root_attrs)]
+        spans.append(span(trace_id, agent, "invoke_agent", parent=root, attributes=AGENT_SPAN))
+        spans += [
+            span(trace_id, new_span_id(), f"execute_tool t{i}", parent=agent, attributes=TOOL_SPAN)
+            for i in range(3)
+        ]
+        assert c.post(request(spans).SerializeToString()).status_code == 200
         c.settle()
-        [(run_id,)] = c.query("SELECT id FROM runs WHERE trace_id = ?", trace_id.hex())
+        before = c.query(f"SELECT {RUN_FIELDS} FROM runs WHERE trace_id = ?", trace_id.hex())
+        assert [row[1:8] for row in before] == [("refund", "completed", 0, 5, 3, 0, 0.5)]
+        [ident] = c.query("SELECT id FROM agents")
+        stats = c.http.get(f"{c.http_url}/api/v1/agents/{ident[0]}/stats").json()
         clock.advance(2 * 86400)
         c.service.recomputer._retain(clock() - 86400)  # a pass, as the sweeper runs it
-        assert c.query("SELECT count(*) FROM traces") == [(0,)]
-        late = span(trace_id, new_span_id(), "tool", parent=root, attributes={"tool.name": "x"})
-        assert c.post(request([late]).SerializeToString()).status_code == 200
-        c.settle()
-        [(again, new_ref, spans)] = c.query(
-            "SELECT id, trace_ref, span_count FROM runs WHERE trace_id = ?", trace_id.hex()
+        assert c.query("SELECT count(*) FROM spans") == [(0,)]
+        late_child = span(
+            trace_id, new_span_id(), "execute_tool x", parent=root, attributes=TOOL_SPAN
         )
-        assert (again, spans) == (run_id, 1)  # its root went with retention
-        assert new_ref == c.query("SELECT id FROM traces")[0][0]
+        late_root = span(
+            trace_id, new_span_id(), "badge.run", attributes={"badge.run.success": True}
+        )
+        for late in ([late_child], [late_root], spans):
+            assert c.post(request(late).SerializeToString()).status_code == 200
+            c.settle()
+            after = c.query(f"SELECT {RUN_FIELDS} FROM runs WHERE trace_id = ?", trace_id.hex())
+            assert after == before
+        other = span(trace_id, new_span_id(), "badge.run", attributes={"badge.task.id": "x"})
+        assert c.post(request([other], service="agent-b").SerializeToString()).status_code == 200
+        c.settle()
+        agents = c.query("SELECT agent_id, span_count FROM runs WHERE trace_id = ?", trace_id.hex())
+        assert len(agents) == 2  # the other agent's run is added beside the sealed one
+        c.service.recomputer.sweep()  # the kept totals folded
+        assert c.http.get(f"{c.http_url}/api/v1/agents/{ident[0]}/stats").json() == stats
 
 
 def test_a_trace_number_given_again_never_takes_another_traces_runs(

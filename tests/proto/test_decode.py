@@ -21,7 +21,10 @@ from proto.view import json_value, resource_attributes, span_details
 from tests.otlp_builders import any_value, new_span_id, new_trace_id, request, span
 
 SELECT = proto.Selection(
-    keys=frozenset({"wanted"}), prefixes=("gen_ai.usage.",), events=frozenset({"exception"})
+    keys=frozenset({"wanted"}),
+    prefixes=("gen_ai.usage.",),
+    events=frozenset({"exception"}),
+    markers=("llm.input_messages", "gen_ai.output.messages"),
 )
 
 
@@ -42,6 +45,24 @@ def test_lifts_only_selected_keys_and_keeps_the_rest_encoded() -> None:
     assert wire.resource["badge.agent.id"] == "a"
     assert len(Span.FromString(wire.encoded).attributes) == 3
     assert result.rejected == 0 and result.error_message == ""
+
+
+def test_markers_say_that_a_span_has_such_keys_without_lifting_their_values() -> None:
+    long_text = "m" * 10_000
+    s = span(
+        new_trace_id(),
+        new_span_id(),
+        "chat",
+        attributes={
+            "llm.input_messages.0.message.content": long_text,
+            "llm.input_messages.1.message.content": long_text,
+            "gen_ai.usage.input_tokens": 3,
+        },
+    )
+    [wire] = decode(request([s])).spans
+    assert dict(wire.attributes) == {"llm.input_messages": True, "gen_ai.usage.input_tokens": 3}
+    bare = span(new_trace_id(), new_span_id(), "chat", attributes={"other": long_text})
+    assert dict(decode(request([bare])).spans[0].attributes) == {}
 
 
 def test_nul_in_lifted_text_becomes_replacement_character_but_stays_encoded() -> None:

@@ -111,6 +111,7 @@
       label.appendChild(text("span", how.role || "other", "tag role"));
       var why = how.counted ? "counted" : (how.reason || "not counted");
       label.appendChild(text("span", why, "why"));
+      if (how.clock) { label.appendChild(text("span", "clock: " + how.clock, "tag clock")); }
       item.appendChild(label);
       var lane = text("div", null, "lane");
       var bar = text("div", null, "bar" + (node.status && node.status.code === "error" ? " error" : ""));

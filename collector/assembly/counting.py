@@ -1,0 +1,120 @@
+"""Which tool and LLM spans count, given the rest of the run (docs/runs.md
+"Not a step" and "LLM calls that are no call").
+
+A span's own attributes decide most exclusions at ingest (classify.py); what
+needs its neighbours is decided here, each rule keyed to the convention or
+the behaviour it handles:
+- a tool named `transfer_to_<agent>` (or `transfer_back_to_`, `handoff_to_`)
+  whose <agent> is an agent of the trace, or whose `gen_ai.tool.type` says
+  transfer or handoff, is a handoff (OpenAI Swarm / Agents SDK, AutoGen
+  Swarm, LangGraph swarm and supervisor, Semantic Kernel's handoffs);
+- a tool span inside another tool span of the same agent is the same call
+  seen twice (an MCP client span under `execute_tool`, two instrumentations)
+  only for the same tool: call ids are often unique per agent only, so a
+  repeated id alone proves nothing, and a tool that calls another tool, or
+  an agent used as a tool whose agent calls tools, counts every call;
+- an LLM-kind span with no usage, messages or output, beside a call that has
+  them, prepares the request and is no second call (OpenInference marks every
+  dispatcher span of an LLM object LLM, llama-index's `_prepare_chat_with_tools`
+  among them); a failed call (status ERROR) always counts;
+- an LLM span inside another LLM span is one call seen twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from collector.assembly import conventions as c
+from collector.assembly.classify import AGENT, LLM, TOOL, bare_names
+from collector.assembly.clock import clock_problem
+from collector.assembly.facts import SpanFacts
+from collector.assembly.tree import RunTree
+from collector.assembly.verdicts import Verdict
+
+_INTERNAL = (TOOL, LLM, AGENT)
+_NOT_A_NAME = re.compile(r"[^0-9a-z]+")
+
+
+def agent_name_key(name: str) -> str:
+    """An agent's name as tool names spell it: `Billing Agent` is
+    `transfer_to_billing_agent`, `TravelAgent` is `transfer_to_TravelAgent`."""
+    return _NOT_A_NAME.sub("_", name.lower()).strip("_")
+
+
+def agent_names(spans: Sequence[SpanFacts]) -> frozenset[str]:
+    """The names of the agents whose spans are in the trace."""
+    return frozenset(
+        agent_name_key(str(s.facts["aname"]))
+        for s in spans
+        if s.role == AGENT and "aname" in s.facts
+    )
+
+
+def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
+    """Each span's verdict: counted or not, and the rule that decided it."""
+    verdicts: dict[str, Verdict] = {}
+    for span in tree.ordered:
+        why = span.facts.get("why")
+        reason = str(why) if why else ""
+        role = span.role
+        counted = not reason and (role == TOOL or role == LLM)
+        if counted and role == TOOL:
+            reason = _handoff(span, agents) or _repeated_tool(tree, span)
+        elif counted:
+            reason = _repeated_llm(tree, span) or _preparation(tree, span)
+        counted = counted and not reason
+        verdicts[span.span_id] = Verdict(role, span.rule, counted, reason, clock_problem(span))
+    return verdicts
+
+
+def _handoff(span: SpanFacts, agents: frozenset[str]) -> str:
+    kind = str(span.facts.get("ttype") or "").lower()
+    if "transfer" in kind or "handoff" in kind:
+        return f"gen_ai.tool.type={span.facts['ttype']}: a handoff, not a step"
+    tool = span.facts.get("tool")
+    if tool is None:
+        return ""
+    for bare in bare_names(str(tool)):
+        for prefix in c.HANDOFF_PREFIXES:
+            if bare.startswith(prefix) and agent_name_key(bare[len(prefix) :]) in agents:
+                return f"{tool}: a handoff to agent {bare[len(prefix) :]}, not a step"
+    return ""
+
+
+def _repeated_tool(tree: RunTree, span: SpanFacts) -> str:
+    outer = tree.nearest(span, (TOOL, AGENT))
+    if outer is None or outer.role != TOOL:
+        return ""  # none, or an agent between: that agent's own call
+    outer_name, inner_name = outer.facts.get("tool"), span.facts.get("tool")
+    if outer_name is not None and inner_name is not None and outer_name != inner_name:
+        return ""  # a tool that calls another tool: both count
+    outer_call, inner_call = outer.facts.get("call"), span.facts.get("call")
+    if outer_call is not None and inner_call is not None:
+        same = outer_call == inner_call
+    else:
+        same = outer_name is not None and outer_name == inner_name
+    return f"nested duplicate of tool span {outer.span_id}" if same else ""
+
+
+def _repeated_llm(tree: RunTree, span: SpanFacts) -> str:
+    outer = tree.nearest(span, _INTERNAL)
+    if outer is not None and outer.role == LLM:
+        return f"nested duplicate of LLM span {outer.span_id}"
+    return ""
+
+
+def _preparation(tree: RunTree, span: SpanFacts) -> str:
+    if not span.facts.get("bare") or span.status_code == c.STATUS_ERROR:
+        return ""
+    model = span.facts.get("model")
+    for other in tree.children.get(span.parent_span_id, ()):
+        if other.role != LLM or other is span or other.facts.get("bare"):
+            continue
+        if model is not None and other.facts.get("model") not in (None, model):
+            continue
+        return (
+            f"no usage, messages or output beside LLM span {other.span_id}: "
+            "the request being prepared, not a call"
+        )
+    return ""
