@@ -2,6 +2,7 @@
 
     python bench/overload.py [--factor 10] [--minutes 3] [--retries off,on]
                              [--store sqlite|postgresql] [--pool 3000]
+                             [--attacks on|off|only]
 
 First measures the sustainable rate in the same run: 4 senders (2 per door)
 sending 512-span requests as fast as they are answered for 30 s on a fresh
@@ -22,6 +23,14 @@ processes, acknowledged against stored spans, and the reads' answers and
 times during and after. Bodies are drawn from a pool of `--pool` distinct
 requests; one accepted twice is stored once, so "stored" is checked per
 distinct acknowledged request (every span of each is stored).
+
+Then (`--attacks on`, the default; `only` skips the flood) one row per door
+attack of issue 29 (bench/door_attacks.py): gRPC streams that never send
+their message, with and without a key; uploads that declare 16 MiB and send
+one byte, keyed and under --insecure; 1,500 connections that send nothing
+or trickle a head at a 1,024-descriptor limit. Each row: what a victim's
+exports and health checks got meanwhile, what became of the attacker's
+streams or connections, and the bytes the server logged.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.door_attacks import attack_rows, print_rows  # noqa: E402
 from bench.ingest import fresh_databases  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
 from tests.integration.processes import (  # noqa: E402
@@ -280,11 +290,16 @@ def main() -> None:
     parser.add_argument("--retries", default="off,on")
     parser.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--pool", type=int, default=3000, help="distinct requests to send")
+    parser.add_argument("--attacks", choices=["on", "off", "only"], default="on")
     args = parser.parse_args()
-    bodies = build_requests(args.pool)
     failed = False
     with ExitStack() as stack:
         databases = fresh_databases(args.store, None, stack)
+        if args.attacks != "off":
+            print_rows(attack_rows(databases))
+        if args.attacks == "only":
+            return
+        bodies = build_requests(args.pool)
 
         def fresh() -> tuple[str, str]:
             url = databases()

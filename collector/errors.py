@@ -6,6 +6,7 @@
      +-- UnsupportedMedia     415                    (content type or encoding)
      +-- PayloadTooLarge      413 / RESOURCE_EXHAUSTED   no RetryInfo: not retried
      +-- BadRequest           400 / INVALID_ARGUMENT
+     +-- ReceiveTimeout       408 / DEADLINE_EXCEEDED (body or message not sent in time)
      +-- Overloaded           503 / UNAVAILABLE + RetryInfo (queue full, db down,
                                                          shutting down)
 
@@ -50,6 +51,16 @@ class BadRequest(IngestError):
     kind = "bad_request"
 
 
+class ReceiveTimeout(IngestError):
+    """The client did not send its body (HTTP) or message (gRPC) in time.
+
+    Retryable over gRPC (OTLP lists DEADLINE_EXCEEDED among the retryable
+    codes); an HTTP exporter treats 408 as final, and a client this slow has
+    passed an SDK exporter's own 10 s timeout long before."""
+
+    kind = "timeout"
+
+
 class Overloaded(IngestError):
     kind = "overloaded"
 
@@ -73,6 +84,7 @@ ERROR_TABLE: dict[type[IngestError], WireAnswer] = {
     UnsupportedMedia: WireAnswer(415, grpc.StatusCode.INVALID_ARGUMENT, False),
     PayloadTooLarge: WireAnswer(413, grpc.StatusCode.RESOURCE_EXHAUSTED, False),
     BadRequest: WireAnswer(400, grpc.StatusCode.INVALID_ARGUMENT, False),
+    ReceiveTimeout: WireAnswer(408, grpc.StatusCode.DEADLINE_EXCEEDED, True),
     Overloaded: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
 }
 

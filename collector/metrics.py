@@ -34,6 +34,28 @@ class Metrics:
         self.inflight_bytes = Gauge(
             "badge_inflight_bytes", "Bytes of export requests admitted, not answered", registry=r
         )
+        # The doors' connection limits (collector.receivers.http_guard): what
+        # was closed and why, counted instead of logged one line each.
+        self.http_connections_open = Gauge(
+            "badge_http_connections_open", "Open connections on the HTTP port", registry=r
+        )
+        self.http_connections_closed = Counter(
+            "badge_http_connections_closed",
+            "HTTP connections the collector closed: head_timeout, body_timeout, "
+            "idle_timeout, head_too_large, evicted (idle, to make room), refused (full)",
+            ["reason"],
+            registry=r,
+        )
+        self.grpc_exports_in_progress = Gauge(
+            "badge_grpc_exports_in_progress",
+            "gRPC Export calls holding a slot (BADGE_GRPC_MAX_CONCURRENT_EXPORTS)",
+            registry=r,
+        )
+        self.accept_errors = Counter(
+            "badge_accept_errors",
+            "Connections the HTTP port could not accept (descriptor limit and the like)",
+            registry=r,
+        )
         self.runs_finalised = Counter(
             "badge_runs_finalised", "Runs that became terminal", ["status"], registry=r
         )

@@ -2,6 +2,13 @@
 
 Checks run in docs/otlp.md's order, first failure answers: method (405), key
 (401), content type (415), content encoding (415), size (413), decode (400).
+The key is checked on the headers, before any budget is reserved; the
+in-flight budget then grows with the bytes as they arrive, never with the
+declared Content-Length (issue 29: two uploads that declared 16 MiB and
+sent one byte held all of it). After a refusal the rest of the body is
+read and dropped, as HTTP/1.1 keep-alive needs (closing with it unread
+would reset the connection before the client reads the answer); the
+protocol (http_protocol) times out a body that does not come.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ import asyncio
 import logging
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -55,8 +62,8 @@ class HttpDoor:
             content = _content(headers.get("content-type", ""))
             as_json = content == "json"
             gzip = _gzip(headers.get("content-encoding", ""))
-            declared = self._declared_size(headers)
-            with self._ingest.admit(declared) as admitted:  # 503 at once past the bound
+            self._declared_size(headers)  # 413 at once for what cannot fit
+            with self._ingest.admit(principal, 0) as admitted:  # grows as bytes arrive
                 body = await self._read_body(request, admitted)
                 decoded = await asyncio.wrap_future(
                     self._ingest.decode(principal, body, content, gzip=gzip)
@@ -67,6 +74,9 @@ class HttpDoor:
         except IngestError as error:
             self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
             return _error_response(error, as_json)
+        except ClientDisconnect:  # gone, or timed out by the protocol (which answered 408)
+            self._metrics.export_requests.labels(TRANSPORT, "disconnected").inc()
+            return Response(b"", 499)  # never sent: the connection is closed
         except Exception as exc:
             log.exception("HTTP export failed")
             self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
@@ -88,8 +98,9 @@ class HttpDoor:
         return int(declared)
 
     async def _read_body(self, request: Request, admitted: Reservation) -> bytes:
-        """The body, holding room for it as it arrives (chunked bodies declare
-        no length)."""
+        """The body, holding room for it as it arrives: a stalled upload holds
+        what it sent, not what it declared (503 as soon as the budget, or
+        this owner's share of it, cannot hold the next chunk)."""
         chunks = bytearray()
         async for chunk in request.stream():
             chunks += chunk

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -55,9 +56,18 @@ def cli(
 
 
 def start_server(
-    database: Path | str, *extra: str, env: dict[str, str] | None = None
+    database: Path | str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    nofile: int | None = None,
 ) -> ServerProcess:
-    """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str)."""
+    """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str);
+    `nofile`: a descriptor limit (soft and hard) the server cannot raise."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
     url = f"sqlite:///{database}" if isinstance(database, Path) else database
     proc = subprocess.Popen(
         [
@@ -77,6 +87,7 @@ def start_server(
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, **(env or {})},
+        preexec_fn=limit if nofile is not None else None,
     )
     output: list[str] = []
     grpc_port = http_port = 0
