@@ -61,12 +61,16 @@ _METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 def _allowed_methods(request: Request) -> list[str]:
     """Each method some route fully matches at this path (routers nest, so ask
-    the routes rather than read their method sets)."""
+    the routes rather than read their method sets), and HEAD wherever GET is
+    (api.head answers it)."""
     routes = request.app.router.routes
-    return [
+    allowed = {
         method
         for method in _METHODS
         if any(
             route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes
         )
-    ]
+    }
+    if "GET" in allowed:
+        allowed.add("HEAD")
+    return [method for method in _METHODS if method in allowed]

@@ -2,6 +2,7 @@
 
 Saved per owner (the key's); /fitness called with that owner's key and no
 `weights` parameter applies them. The headline composite never changes.
+Saving and deleting take a key even under --insecure, which opens reads only.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def get_weights(caller: CallerDep, store: WeightsDep) -> SavedWeights:
 def put_weights(
     caller: CallerDep, store: WeightsDep, body: Annotated[RadarWeights, Body()]
 ) -> SavedWeights:
-    owner = caller.me()
+    owner = caller.key_owner()
     try:
         checked = scoring.validate_weights(body.weights)
     except ValueError as exc:
@@ -52,5 +53,5 @@ def put_weights(
 
 @router.delete("/radar-weights", status_code=204, responses=NO_KEY)
 def delete_weights(caller: CallerDep, store: WeightsDep) -> Response:
-    store.delete_radar_weights(caller.me())
+    store.delete_radar_weights(caller.key_owner())
     return Response(status_code=204)
