@@ -4,6 +4,11 @@ Only `grader` keys post grades; an agent cannot grade itself. A grade is
 stored under the key's owner, keyed by (agent name, run key); the last one
 posted wins. It applies to the run whether the run's spans came before it or
 come after, and stays through every recomputation (docs/loop.md).
+
+A grade that waits for its run counts against its owner's quota; past it,
+429 with Retry-After: the client's own backlog, which clears by itself as
+runs arrive or waiting grades age out, so a 4xx that says when to try again
+(507 would read as the server's disk, and alarm whoever watches 5xx).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 
 from api.deps import CallerDep, GradesDep
 from api.errors import error
-from api.ports import GradeInput, Unavailable
+from api.ports import GradeInput, QuotaExceeded, Unavailable
 from api.render import rfc3339
 
 router = APIRouter(prefix="/api/v1", tags=["grades"])
@@ -69,10 +74,17 @@ class GradeAccepted(BaseModel):
     )
 
 
+RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 RESPONSES: dict[int | str, dict[str, Any]] = {
     401: error("no key, or an unknown or revoked one"),
     403: error("the key is not a grader key"),
-    503: error("the collector cannot store it now; retry"),
+    429: error(
+        "the grade would wait for its run, and the owner's grades waiting for their runs "
+        "would pass BADGE_GRADE_QUOTA_BYTES; they free as their runs arrive or age out "
+        "(BADGE_GRADE_WAIT_DAYS). A grade for a stored run is never refused"
+    )
+    | {"headers": RETRY_AFTER},
+    503: error("the collector cannot store it now; retry") | {"headers": RETRY_AFTER},
 }
 
 
@@ -93,10 +105,10 @@ def post_grade(
     )
     try:
         receipt = store.save_grade(owner, grade)
+    except QuotaExceeded as exc:
+        raise HTTPException(429, str(exc), headers=_retry_after(exc.retry_after_s)) from None
     except Unavailable as exc:
-        raise HTTPException(
-            503, str(exc), headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
-        ) from None
+        raise HTTPException(503, str(exc), headers=_retry_after(exc.retry_after_s)) from None
     return GradeAccepted(
         agent=grade.agent,
         run_key=grade.run_key,
@@ -104,3 +116,7 @@ def post_grade(
         graded_at=rfc3339(receipt.graded_at) or "",
         run_ids=list(receipt.run_ids),
     )
+
+
+def _retry_after(seconds: float) -> dict[str, str]:
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
