@@ -1,0 +1,200 @@
+"""Every way a screening can go wrong: each error class is a recorded run, and what can be
+known before dispatching (suite, collector, key) stops the command with exit 2 and
+nothing sent."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.harness import Collector
+from tests.integration.screening import event, root_of, run_screen, runs_of, write_suite
+from tests.screening_agent import agent_app, misbehaving_app, serving
+
+REPO = Path(__file__).resolve().parents[2]
+MODES = ["slow", "http_500", "not_json", "not_object", "no_output", "huge", "bad_counts", "ok"]
+EXPECTED = {
+    "slow": ("timeout", "timeout"),
+    "http_500": ("http_error", "completed"),
+    "not_json": ("bad_response_shape", "completed"),
+    "not_object": ("bad_response_shape", "completed"),
+    "no_output": ("bad_response_shape", "completed"),
+    "huge": ("bad_response_shape", "completed"),
+    "bad_counts": ("none", "completed"),
+    "ok": ("none", "completed"),
+}
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_every_error_class_of_an_endpoint_is_a_recorded_run(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    tasks = [{"id": mode, "prompt": mode, "metadata": {"mode": mode}} for mode in MODES]
+    suite = write_suite(tmp_path, tasks, rounds=1, timeout_s=1.5)
+    with serving(misbehaving_app()) as url:
+        done = run_screen(
+            capsys, c, "rude-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key=grader
+        )
+    assert done.code == 0, done.err
+    refused = write_suite(tmp_path, [{"id": "refused", "prompt": "p"}], name="refused", rounds=1)
+    gone = run_screen(
+        capsys,
+        c,
+        "rude-bot",
+        "--suite",
+        str(refused),
+        "--endpoint",
+        f"http://127.0.0.1:{closed_port()}/run",
+        key=grader,
+    )
+    assert gone.code == 0, gone.err
+    assert "connection_error" in gone.out
+    runs = {r["task_id"]: r for r in runs_of(c, "rude-bot")}
+    assert set(runs) == {*MODES, "refused"}
+    seen = {task: (run["error_class"], run["status"]) for task, run in runs.items()}
+    assert seen == {**EXPECTED, "refused": ("connection_error", "failed")}
+    assert runs["slow"]["success"] is False and runs["ok"]["success"] is True
+    assert runs["ok"]["cost_usd"] == pytest.approx(0.002)
+    assert (runs["ok"]["input_tokens"], runs["ok"]["output_tokens"]) == (7, 3)
+    assert (runs["bad_counts"]["input_tokens"], runs["bad_counts"]["cost_usd"]) == (None, None)
+    assert 1400 <= runs["slow"]["latency_ms"] < 4500  # the timeout, not the 5 s answer
+    huge = root_of(c, runs["huge"]["id"])
+    body = event(huge, "badge.response")["body"]
+    assert body.startswith('{"output": "xxx') and len(body.encode()) <= 16 * 1024
+    error = root_of(c, runs["http_500"]["id"])["attributes"]
+    assert error["error.type"] == "http_error" and error["http.response.status_code"] == 500
+    failed = root_of(c, runs["refused"]["id"])
+    assert "http.response.status_code" not in failed["attributes"]
+    assert "Connect" in event(failed, "badge.response")["detail"]
+
+
+def python_screen(c: Collector, key: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The real command in a child process (its tracer provider becomes the global one)."""
+    return subprocess.run(
+        [sys.executable, "-m", "collector", "screen", *argv, "--url", c.http_url, "--key", key],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "BADGE_URL": "http://127.0.0.1:9"},
+    )
+
+
+@pytest.mark.parametrize("target", ["answer", "answer_async"])
+def test_a_python_callable_is_screened_in_the_roots_context(
+    collector: Collector, tmp_path: Path, target: str
+) -> None:
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    tasks: list[dict[str, Any]] = [
+        {
+            "id": "tools",
+            "prompt": "p",
+            "expected_output": "ok",
+            "metadata": {"answer": "ok", "tools": ["a", "b"]},
+        },
+        {"id": "raise", "prompt": "p", "metadata": {"mode": "raise"}},
+        {"id": "slow", "prompt": "p", "timeout_s": 1, "metadata": {"mode": "slow"}},
+    ]
+    suite = write_suite(tmp_path, tasks, rounds=2)
+    agent = f"py-{target}"
+    done = python_screen(
+        c,
+        grader,
+        agent,
+        "--suite",
+        str(suite),
+        "--target",
+        f"tests.screening_agent:{target}",
+        "--settle",
+        "0.2",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "round 2/2: 3 dispatched, 1 passed, 2 errors (exception 1, timeout 1)" in done.stderr
+    runs = runs_of(c, agent)
+    assert len(runs) == 6
+    for run in runs:
+        expected = {"tools": "none", "raise": "exception", "slow": "timeout"}[run["task_id"]]
+        assert run["error_class"] == expected
+    tools = [r for r in runs if r["task_id"] == "tools"]
+    assert [r["steps"] for r in tools] == [2, 2] and all(r["success"] for r in tools)
+    raised = root_of(c, next(r["id"] for r in runs if r["task_id"] == "raise"))
+    exception = event(raised, "exception")
+    assert exception["exception.type"] in ("KeyError", "ValueError")
+    assert "raise" in exception["exception.stacktrace"]
+
+
+def test_a_target_that_cannot_be_imported_is_a_usage_error(
+    collector: Collector, tmp_path: Path
+) -> None:
+    suite = write_suite(tmp_path, [{"id": "a", "prompt": "p"}])
+    done = python_screen(
+        collector, collector.key, "bot", "--suite", str(suite), "--target", "tests.nowhere:f"
+    )
+    assert done.returncode == 2 and "cannot import tests.nowhere" in done.stderr
+    assert collector.span_count() == 0
+
+
+@pytest.mark.parametrize(
+    ("tasks", "message"),
+    [
+        ([{"id": "a", "prompt": "p"}, {"id": "a", "prompt": "q"}], "duplicate id"),
+        ([{"id": "a", "prompt": "p", "grader": "exact"}], "grader"),
+        ([{"id": "a", "prompt": "p", "colour": "red"}], "colour"),
+    ],
+)
+def test_a_suite_error_exits_2_and_dispatches_nothing(
+    collector: Collector,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tasks: list[dict[str, Any]],
+    message: str,
+) -> None:
+    c = collector
+    suite = write_suite(tmp_path, tasks)
+    app, calls = agent_app(c.http_url, c.key, service="suite-bot")
+    with serving(app) as url:
+        done = run_screen(
+            capsys, c, "suite-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key=c.key
+        )
+    assert done.code == 2 and message in done.err and str(suite) in done.err
+    assert calls.tools == {} and c.span_count() == 0 and done.out == ""
+
+
+def test_an_unreachable_collector_or_a_refused_key_exits_2_before_dispatching(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = collector
+    suite = write_suite(tmp_path, [{"id": "a", "prompt": "p"}])
+    app, calls = agent_app(c.http_url, c.key, service="pre-bot")
+    with serving(app) as url:
+        refused = run_screen(
+            capsys, c, "pre-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key="bdg_nope"
+        )
+        assert refused.code == 2 and "refused the key (401" in refused.err
+        capsys.readouterr()
+        from collector.cli import main
+
+        code = main(
+            ["screen", "pre-bot", "--suite", str(suite), "--endpoint", f"{url}/run"]
+            + ["--url", f"http://127.0.0.1:{closed_port()}", "--key", c.key]
+        )
+        assert code == 2 and "unreachable" in capsys.readouterr().err
+        usage = run_screen(
+            capsys, c, "pre-bot", "--suite", str(suite), "--endpoint", "ftp://x", key=c.key
+        )
+        assert usage.code == 2 and "--endpoint" in usage.err
+    assert calls.tools == {} and c.span_count() == 0
