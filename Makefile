@@ -45,8 +45,8 @@ imports: $(STAMP)
 openapi: $(STAMP)
 	$(PY) -m collector.openapi --check openapi.json
 
-demo: $(STAMP) ## drive a running collector with realistic agent traffic
-	$(VENV)/bin/badge-collector demo
+demo: $(STAMP) ## screen the demo agent twice against `make run`'s collector (~10 s)
+	$(PY) scripts/demo.py
 
 bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not a test)
 	$(PY) bench/ingest.py

@@ -1,0 +1,135 @@
+"""An agent's screenings and one screening's page (SCREEN.md section 7, docs/dashboard.md).
+
+The numbers are `GET /api/v1/agents/{id}/screenings/{screening_id}`'s, from
+the same route functions; the grid adds, per task and round, the run behind
+the outcome (its page is one click away) and its error class, redacted as
+the API redacts it for a caller without the owner's key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import HTMLResponse
+
+from api.dashboard.charts import AXES, radar_shape
+from api.dashboard.pages import guarded, page, shown_as_page
+from api.deps import CallerDep, Cursor, StoreDep
+from api.ports import ScreenedRun, ScreeningInfo
+from api.routes import agents as agent_routes
+from api.routes import screenings as screening_routes
+from api.screening_schemas import ScreeningItem
+
+router = APIRouter(include_in_schema=False)
+CELLS_PER_PAGE = 1200  # grid cells on one page (tasks x rounds): pages stay small
+SCREENINGS_PER_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One task's round: its run, and `pass`, `fail`, the error class, or why there is none."""
+
+    run_id: str | None
+    text: str
+    kind: str  # pass, fail, error, pending or missing (the cell's style)
+
+
+@dataclass(frozen=True, slots=True)
+class Sibling:
+    """Another screening of the same suite, and the address comparing the two."""
+
+    info: ScreeningItem
+    href: str
+
+
+def cell_of(run: ScreenedRun | None) -> Cell:
+    """The error class when the dispatch failed, else the outcome (SCREEN.md section 7)."""
+    if run is None:
+        return Cell(None, "–", "missing")
+    if run.error_class != "none":
+        return Cell(run.record.id, run.error_class, "error")
+    if run.record.success is None:
+        return Cell(run.record.id, "pending", "pending")
+    outcome = "pass" if run.record.success else "fail"
+    return Cell(run.record.id, outcome, outcome)
+
+
+def tasks_per_page(rounds: int) -> int:
+    return max(10, min(100, CELLS_PER_PAGE // max(rounds, 1)))
+
+
+def siblings_of(agent_id: str, info: ScreeningInfo, every: list[ScreeningInfo]) -> list[Sibling]:
+    """The agent's other screenings of this suite (same digest), newest first, each with
+    the compare of the older (before) and the newer (after)."""
+    if info.suite_digest is None:
+        return []
+    found = []
+    for other in every:
+        if other.suite_digest != info.suite_digest or other.screening_id == info.screening_id:
+            continue
+        older, newer = sorted((other, info), key=lambda s: (s.first_run_at, s.screening_id))
+        query = {"base_screening": older.screening_id, "head_screening": newer.screening_id}
+        href = f"/agents/{agent_id}/compare?{urlencode(query)}"
+        found.append(Sibling(screening_routes.screening_item(other), href))
+    return found
+
+
+@router.get("/agents/{agent_id}/screenings", response_class=HTMLResponse)
+@guarded
+def screenings_page(agent_id: str, store: StoreDep, cursor: Cursor = None) -> HTMLResponse:
+    """Every screening of the agent, newest first, fifty to a page."""
+    with shown_as_page():
+        agent = agent_routes.get_agent(agent_id, store)
+        listed = screening_routes.list_screenings(
+            agent.id, store, page_size=SCREENINGS_PER_PAGE, cursor=cursor or None
+        )
+    return page(
+        "screenings.html",
+        title=f"Screenings of {agent.name}",
+        agent=agent,
+        screenings=listed.items,
+        next_cursor=listed.next_cursor,
+        first_page=not cursor,
+    )
+
+
+@router.get("/agents/{agent_id}/screenings/{screening_id}", response_class=HTMLResponse)
+@guarded
+def screening_page(
+    agent_id: str,
+    screening_id: Annotated[str, Path(max_length=64)],
+    store: StoreDep,
+    caller: CallerDep,
+    number: Annotated[int, Query(alias="page", ge=1, le=100_000)] = 1,
+) -> HTMLResponse:
+    """The grid of tasks by rounds, pass^k, the radar and the compares with its siblings."""
+    with shown_as_page():
+        agent = agent_routes.find_agent(store, agent_id)
+        info, screened = screening_routes.screening_view(store, agent, screening_id, caller)
+    detail = screening_routes.screening_detail(info, screened)
+    rounds = info.rounds or 0
+    size = tasks_per_page(rounds)
+    by_task = screening_routes.tasks_by_id(screened)
+    shown = detail.tasks[(number - 1) * size : number * size]
+    rows = [
+        (task, [cell_of(run) for run in screening_routes.by_round(by_task[task.task_id], rounds)])
+        for task in shown
+    ]
+    values = {axis: getattr(detail.radar, axis) for axis in AXES}
+    pages = max(1, -(-len(detail.tasks) // size))
+    return page(
+        "screening.html",
+        title=f"Screening {info.screening_id}",
+        agent=agent,
+        screening=detail,
+        rows=rows,
+        rounds=range(1, rounds + 1),
+        shape=radar_shape(values, {}),
+        siblings=siblings_of(agent.id, info, store.screenings(agent.id)),
+        number=number,
+        pages=pages,
+        first_task=(number - 1) * size + 1,
+    )

@@ -1,0 +1,52 @@
+"""`make demo`'s script end to end, against a collector the test starts.
+
+The script is run as `make demo` runs it, in a child process, pointed at
+this collector by the variables a user of `make run` would set: it must
+create its keys in the collector's database, screen two versions through
+two real demo agents, report the regression, print where to look, and
+leave no demo agent running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.integration.harness import running_collector
+from tests.integration.screening import API, runs_of
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "demo.py"
+
+
+def test_make_demo_screens_two_versions_reports_the_regression_and_stops_its_agents(
+    tmp_path: Path,
+) -> None:
+    with running_collector(tmp_path) as c:
+        env = {
+            **os.environ,
+            "BADGE_URL": c.http_url,
+            "BADGE_DATABASE_URL": f"sqlite:///{c.db_path}",
+            "DEMO_SETTLE": "0.5",
+        }
+        done = subprocess.run(
+            [sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        out = done.stdout
+        assert re.search(r"correctness +regressed", out), out
+        assert "tasks that changed: refund-eligible (broken), refund-window (broken)" in out
+        assert "exited 1: it would stop this release in CI" in out
+        assert f"{c.http_url}/agents/" in out and "compare?base_screening=demo-1.0.0-" in out
+        stopped = re.findall(r"stopped the demo agent \((\w+), pid (\d+)\)", out)
+        assert sorted(variant for variant, _ in stopped) == ["baseline", "broken"]
+        for _, pid in stopped:
+            assert not Path(f"/proc/{pid}").exists(), f"demo agent {pid} still running"
+        screened = [r for r in runs_of(c, "concierge") if r["screening_id"]]
+        assert len(screened) == 60 and {r["version"] for r in screened} == {"1.0.0", "1.1.0"}
+        assert {r["success_source"] for r in screened} == {"graded"}
+        assert sum(r["steps"] for r in screened) > 0  # the agents' own spans joined the runs
+        board = c.http.get(f"{c.http_url}{API}/agents").json()["items"]
+        assert {"concierge", "support-bot", "research-agent", "coder"} <= {a["name"] for a in board}
