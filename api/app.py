@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -14,9 +14,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api import dashboard
+from api.auth import KeyChecker
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
-from api.ports import GradeStore, KeyStore, ReadStore, WeightStore
-from api.routes import agents, loop, me, runs
+from api.head import HeadAsGet
+from api.hosts import HostAllowList
+from api.ports import GradeStore, ReadStore, WeightStore
+from api.routes import agents, evidence, loop, me, runs, screenings
 from api.routes import grades as grades_route
 
 
@@ -42,23 +45,31 @@ class RefuseNul:
 
 def create_api(
     reads: ReadStore,
-    keys: KeyStore,
+    keys: KeyChecker,
     weights: WeightStore,
     grades: GradeStore | None = None,
     *,
     metrics: Callable[[], bytes],
     insecure: bool = False,
     routes: Sequence[BaseRoute] = (),
+    host: str = "127.0.0.1",
+    allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The read API; `routes` are served too, before its own (the OTLP/HTTP door).
 
     Without `grades` (the CLI's in-process reads) POST /grades answers 503.
+    `host` (the bound address) and `allowed_hosts` are the `Host` names every
+    request must use, besides localhost (api.hosts).
     """
     app = FastAPI(
         title="badge-collector",
         version="0.1.0",
         description="Runs, scores and traces of AI agents, assembled from OTLP spans.",
         responses=COMMON_RESPONSES,
+        # FastAPI's /docs and /redoc load their scripts from CDNs: the
+        # dashboard serves its own reference at /docs (api.dashboard.reference).
+        docs_url=None,
+        redoc_url=None,
         exception_handlers={
             RequestValidationError: validation_failed,
             StarletteHTTPException: http_error,
@@ -75,10 +86,16 @@ def create_api(
     app.include_router(loop.router)
     app.include_router(me.router)
     app.include_router(runs.router)
+    app.include_router(evidence.router)
+    app.include_router(screenings.router)
     app.include_router(dashboard.router)
     app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")
 
+    # The last added runs first: a foreign Host is refused before anything,
+    # then HEAD is served as a GET, then a NUL in the URL is refused.
     app.add_middleware(RefuseNul)
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(HostAllowList, bound=host, allowed=tuple(allowed_hosts))
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

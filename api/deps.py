@@ -2,52 +2,65 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 from fastapi import Depends, Header, HTTPException, Query, Request
 
-from api.ports import GradeStore, KeyStore, ReadStore, RunFilter, WeightStore
+from api.auth import INSECURE_OWNER, KeyChecker, key_from_headers
+from api.ports import GradeStore, ReadStore, RunFilter, WeightStore
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who reads: the owner of a valid key, or nobody; `open` under --insecure."""
+    """Who reads: the owner of a valid key, or nobody; `open` under --insecure.
+
+    docs/api.md "Who may read what": --insecure opens every read (traces and
+    the text a span or a grader wrote included) and no write: deleting an
+    agent, posting a grade and saving radar weights still take a key.
+    """
 
     owner: str | None
-    presented_key: bool
     open: bool
     role: str | None = None  # the key's: `agent` or `grader`
 
+    def sees_owned(self, owner: str) -> bool:
+        """May this caller read what only `owner` may (a trace, a grade's text)?"""
+        return self.open or (self.owner is not None and self.owner == owner)
+
+    def require_reader(self, owner: str) -> None:
+        """An owner-only read: the owner's key, or anyone under --insecure."""
+        if not self.sees_owned(owner):
+            self._refuse()
+
     def require_owner(self, owner: str) -> None:
-        """docs/api.md: no key 401, another owner's key 403."""
-        if self.open:
-            return
+        """A write to the owner's things: their key, whatever the mode (no key
+        401, another owner's key 403)."""
+        if self.owner is None or self.owner != owner:
+            self._refuse()
+
+    def _refuse(self) -> NoReturn:
         if self.owner is None:
             raise HTTPException(
                 401,
                 "an ingest key of the owner is required",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-        if self.owner != owner:
-            raise HTTPException(403, "this key belongs to another owner")
+        raise HTTPException(403, "this key belongs to another owner")
 
     def personal(self) -> str | None:
-        """The owner whose personal settings apply: the key's; `local` when
-        --insecure lets keyless callers in (as keyless ingest); else None."""
+        """The owner whose personal settings apply when reading: the key's;
+        `local` when --insecure lets keyless callers in (as keyless ingest);
+        else None."""
         if self.owner is not None:
             return self.owner
         return INSECURE_OWNER if self.open else None
 
     def grader(self) -> str:
         """The owner a grade is stored under: a `grader` key's (401 without a
-        key, 403 for an agent key). Under --insecure a keyless caller grades
-        as `local`, as it ingests there."""
+        key, --insecure or not; 403 for an agent key)."""
         if self.owner is None:
-            if self.open and not self.presented_key:
-                return INSECURE_OWNER
             raise HTTPException(
                 401, "a grader key is required", headers={"WWW-Authenticate": "Bearer"}
             )
@@ -56,30 +69,22 @@ class Caller:
         return self.owner
 
     def me(self) -> str:
-        """The same, required: 401 without a key."""
+        """`personal`, required (reading one's settings): 401 without a key."""
         owner = self.personal()
         if owner is None:
-            raise HTTPException(
-                401, "an ingest key is required", headers={"WWW-Authenticate": "Bearer"}
-            )
+            raise _no_key()
         return owner
 
+    def key_owner(self) -> str:
+        """The owner of the caller's key, for a write: 401 without a valid key,
+        --insecure or not."""
+        if self.owner is None:
+            raise _no_key()
+        return self.owner
 
-# The owner of keyless ingest and personal settings under --insecure, and of
-# the key a new database starts with: the one local user.
-INSECURE_OWNER = "local"
 
-
-def key_from_headers(headers: Mapping[str, str]) -> str | None:
-    """`authorization: Bearer KEY` or `x-api-key: KEY` (lower-case header names).
-
-    The one parser of keys: the read API and both OTLP doors use it.
-    """
-    auth = headers.get("authorization", "")
-    if auth[:7].lower() == "bearer " and auth[7:].strip():
-        return auth[7:].strip()
-    api_key = headers.get("x-api-key", "").strip()
-    return api_key or None
+def _no_key() -> HTTPException:
+    return HTTPException(401, "an ingest key is required", headers={"WWW-Authenticate": "Bearer"})
 
 
 def get_store(request: Request) -> ReadStore:
@@ -101,16 +106,19 @@ def get_weights(request: Request) -> WeightStore:
 
 def get_caller(
     request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_api_key: Annotated[str | None, Header()] = None,
+    authorization: Annotated[
+        str | None, Header(description="`Bearer KEY`: what only its owner may see shows in full")
+    ] = None,
+    x_api_key: Annotated[
+        str | None, Header(description="`KEY`: the key, instead of `authorization`")
+    ] = None,
 ) -> Caller:
-    keys: KeyStore = request.app.state.keys
+    keys: KeyChecker = request.app.state.keys
     headers = {"authorization": authorization or "", "x-api-key": x_api_key or ""}
     key = key_from_headers(headers)
-    holder = keys.holder_of(key) if key else None
+    holder = keys.authenticate(key) if key else None
     return Caller(
         owner=holder.owner if holder else None,
-        presented_key=key is not None,
         open=request.app.state.insecure,
         role=holder.role if holder else None,
     )
@@ -149,20 +157,27 @@ def get_filter(
     since: Annotated[
         str | None,
         Query(
-            description="only runs that ended at or after (RFC 3339)",
+            description="only runs that became terminal at or after (RFC 3339; "
+            "the collector's clock)",
             json_schema_extra={"format": "date-time"},
         ),
     ] = None,
     until: Annotated[
         str | None,
         Query(
-            description="only runs that ended before (RFC 3339)",
+            description="only runs that became terminal before (RFC 3339; the collector's clock)",
             json_schema_extra={"format": "date-time"},
         ),
     ] = None,
+    screening: Annotated[
+        str | None, Query(description="only the runs of this screening (docs/screening.md)")
+    ] = None,
 ) -> RunFilter:
     return RunFilter(
-        version=version, since=_instant("since", since), until=_instant("until", until)
+        version=version,
+        since=_instant("since", since),
+        until=_instant("until", until),
+        screening=screening,
     )
 
 

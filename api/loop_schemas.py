@@ -17,6 +17,7 @@ class VersionItem(BaseModel):
 
 class VersionList(BaseModel):
     items: list[VersionItem] = Field(description="newest first by first run; null version last")
+    next_cursor: str | None = Field(default=None, description="the next page; null at the end")
 
 
 class CompareSide(BaseModel):

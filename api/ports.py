@@ -37,6 +37,7 @@ class RunFilter:
     null_version: bool = False
     since: float | None = None
     until: float | None = None
+    screening: str | None = None  # only the runs of this screening (docs/screening.md)
 
 
 ALL_RUNS = RunFilter()
@@ -53,6 +54,52 @@ class VersionInfo:
     first_run_at: float | None
     last_run_at: float | None
     composite: Composite | None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    """An agent as the leaderboard shows it, kept by the collector's sweeper
+    (it lags a run change by a sweep, about a second)."""
+
+    agent_id: str
+    owner: str
+    name: str
+    total_runs: int
+    completed_runs: int
+    graded_runs: int
+    last_run_at: float | None
+    composite_score: float | None
+    success_rate: float | None
+    axes: Mapping[str, float | None]  # the five radar axes over the latest 100 terminal runs
+    radar_runs: int
+    trend: tuple[float | None, ...]  # the composite over time, oldest first
+    weighted: float | None = None  # the weighted radar composite, when ranked by weights
+
+
+@dataclass(frozen=True, slots=True)
+class ScreeningInfo:
+    """One screening of an agent: its runs' counts and canonical composite."""
+
+    screening_id: str
+    suite_name: str | None
+    suite_digest: str | None
+    version: str | None
+    rounds: int | None  # the highest round its runs name
+    total_runs: int
+    completed_runs: int
+    successful_runs: int
+    first_run_at: float
+    last_run_at: float
+    composite: Composite | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenedRun:
+    """A run of a screening, with what the screening page shows beside its record."""
+
+    record: RunRecord
+    round: int | None
+    error_class: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +174,7 @@ class RunInfo:
     owner: str = ""
     tool_calls: Sequence[ToolCallInfo] = field(default=())
     grade: GradeInfo | None = None  # the run detail only
+    screening_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +232,17 @@ class ReadStore(Protocol):
 
     def composites(self) -> dict[str, Composite | None]: ...
 
+    def board(
+        self,
+        *,
+        everything: bool,
+        weights: Mapping[str, float] | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[BoardRow], int]:
+        """A page of the kept board and how many agents it ranks."""
+        ...
+
     def delete_agent(self, agent_id: str) -> None: ...
 
     def summary(
@@ -197,6 +256,10 @@ class ReadStore(Protocol):
     def cohort(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[CohortRun]: ...
 
     def versions(self, agent_id: str) -> list[VersionInfo]: ...
+
+    def screenings(self, agent_id: str) -> list[ScreeningInfo]: ...
+
+    def screening_runs(self, agent_id: str, screening_id: str) -> list[ScreenedRun]: ...
 
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> Repeatability: ...
 
@@ -217,6 +280,7 @@ class ReadStore(Protocol):
         status: str | None,
         version: str | None = None,
         outcome: str | None = None,
+        screening: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]: ...
@@ -239,18 +303,6 @@ class WeightStore(Protocol):
     def save_radar_weights(self, owner: str, weights: dict[str, float]) -> None: ...
 
     def delete_radar_weights(self, owner: str) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class KeyHolder:
-    """Whose key it is, and what it may do (`agent` or `grader`)."""
-
-    owner: str
-    role: str
-
-
-class KeyStore(Protocol):
-    def holder_of(self, key: str) -> KeyHolder | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +334,16 @@ class Unavailable(Exception):
         self.retry_after_s = retry_after_s
 
 
+class QuotaExceeded(Exception):
+    """The owner's grades waiting for their runs would pass its quota; the
+    client may retry once some have met their runs or aged out (429)."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class GradeStore(Protocol):
     def save_grade(self, owner: str, grade: GradeInput) -> GradeReceipt:
-        """Durable before it returns; `Unavailable` when it cannot be now."""
+        """Durable before it returns; `Unavailable` when it cannot be now,
+        `QuotaExceeded` when it would wait past its owner's quota."""

@@ -42,7 +42,7 @@ _INT64 = 1 << 63
 
 
 def page_offset(cursor: str) -> int:
-    """The offset a leaderboard cursor holds."""
+    """The offset a cursor of a list paged by position holds (leaderboard, tool calls, versions)."""
     offset = decode_cursor(cursor)
     if not _OFFSET.fullmatch(offset):
         raise HTTPException(422, "malformed cursor")
@@ -57,7 +57,8 @@ def run_position(cursor: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
-def run_summary(run: RunInfo) -> RunSummary:
+def run_summary(run: RunInfo, owner_view: bool) -> RunSummary:
+    """A run as api.visibility.shown_to left it for the caller."""
     return RunSummary(
         id=run.id,
         agent_id=run.agent_id,
@@ -79,6 +80,8 @@ def run_summary(run: RunInfo) -> RunSummary:
         cost_source=run.cost_source,
         error_class=run.error_class,
         span_count=run.span_count,
+        owner_view=owner_view,
+        screening_id=run.screening_id,
     )
 
 

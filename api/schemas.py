@@ -116,8 +116,20 @@ class RunSummary(BaseModel):
     output_tokens: int | None
     cost_usd: float | None
     cost_source: str | None
-    error_class: str
+    error_class: str = Field(
+        description="none, timeout, http_error, bad_response_shape, connection_error or "
+        "exception; any other class (free text from the spans) reads `other` without "
+        "the owner's key"
+    )
     span_count: int
+    owner_view: bool = Field(
+        description="true: shown with the owner's key (or under --insecure), every field "
+        "as stored; false: the public view, error_class reduced to the fixed classes and "
+        "a grade's expected_output and output withheld (null)"
+    )
+    screening_id: str | None = Field(
+        default=None, description="the screening the run was part of (docs/screening.md)"
+    )
 
 
 class RunList(Page):
@@ -135,17 +147,35 @@ class ToolCall(BaseModel):
 class Grade(BaseModel):
     success: bool | None
     score: float | None
-    expected_output: str | None
-    output: str | None
-    error_class: str | None
+    expected_output: str | None = Field(description="the owner's key only (null without it)")
+    output: str | None = Field(
+        description="what the grader saw, or the evaluation's explanation; the owner's "
+        "key only (null without it)"
+    )
+    error_class: str | None = Field(
+        description="as the grader wrote it with the owner's key; without it one of the "
+        "fixed classes or `other`"
+    )
     graded_at: str = Field(description="when it was graded (RFC 3339)")
 
 
 class RunDetail(RunSummary):
-    tool_calls: list[ToolCall]
+    tool_calls: list[ToolCall] = Field(
+        description="the first tool steps in order (at most 100; the rest through "
+        "/runs/{id}/tool-calls)"
+    )
+    tool_calls_next_cursor: str | None = Field(
+        default=None, description="where /runs/{id}/tool-calls goes on; null: all shown"
+    )
     grade: Grade | None = Field(
         description="a posted grade, or what the run's evaluation event or grader "
         "spans said; null for an ungraded run"
+    )
+
+
+class ToolCallList(Page):
+    items: list[ToolCall] = Field(
+        description="tool steps in order; a run keeps its first 1,000 (`steps` counts all)"
     )
 
 

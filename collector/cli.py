@@ -1,4 +1,4 @@
-"""`badge-collector`: serve, keys, and the read commands.
+"""`badge-collector`: serve, keys, screen, and the read commands.
 
 Settings come from BADGE_* variables; flags win. The CLI is the only place a
 Settings object is built.
@@ -20,21 +20,33 @@ from collector.settings import Settings
 SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--database-url": ("database_url", str),
     "--host": ("host", str),
+    "--allowed-hosts": ("allowed_hosts", str),
     "--grpc-port": ("grpc_port", int),
     "--http-port": ("http_port", int),
     "--run-timeout": ("run_timeout_s", float),
     "--max-run-latency": ("max_run_latency_s", float),
+    "--max-agents-per-owner": ("max_agents_per_owner", int),
     "--orphan-grace": ("orphan_grace_s", float),
     "--max-body-bytes": ("max_body_bytes", int),
     "--max-spans-per-request": ("max_spans_per_request", int),
     "--max-inflight-bytes": ("max_inflight_bytes", int),
+    "--max-inflight-bytes-per-owner": ("max_inflight_bytes_per_owner", int),
+    "--max-connections": ("max_connections", int),
+    "--header-timeout": ("header_timeout_s", float),
+    "--body-timeout": ("body_timeout_s", float),
+    "--idle-timeout": ("idle_timeout_s", float),
+    "--grpc-max-concurrent-exports": ("grpc_max_concurrent_exports", int),
     "--queue-max-spans": ("queue_max_spans", int),
     "--span-retention-days": ("span_retention_days", float),
     "--retention-interval": ("retention_interval_s", float),
+    "--grade-wait-days": ("grade_wait_days", float),
+    "--grade-quota-bytes": ("grade_quota_bytes", int),
     "--sqlite-synchronous": ("sqlite_synchronous", str),
     "--assembly-delay": ("assembly_delay_s", float),
     "--sweep-interval": ("sweep_interval_s", float),
     "--decode-workers": ("decode_workers", int),
+    "--metrics-max-agents": ("metrics_max_agents", int),
+    "--metrics-window-days": ("metrics_window_days", float),
     "--log-level": ("log_level", str),
 }
 
@@ -80,8 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     db_upgrade.add_argument("--database-url", dest="database_url", default=None)
 
     from collector.commands import add_read_commands
+    from collector.demo_agent.command import add_demo_agent_command
+    from collector.screening.command import add_screen_command
 
     add_read_commands(sub)
+    add_screen_command(sub)
+    add_demo_agent_command(sub)
     for command in _commands(sub):  # `badge-collector agents --verbose` works too
         command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS)
     return parser
@@ -119,6 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return keys_command(args, settings)
     if args.command == "db":
         return db_command(settings)
+    if args.command == "screen":
+        from collector.screening.command import run_screen
+
+        return run_screen(args)
+    if args.command == "demo-agent":
+        from collector.demo_agent.command import run_demo_agent
+
+        return run_demo_agent(args)
     from collector.commands import run_read_command
 
     return run_read_command(args, settings)
@@ -170,7 +194,7 @@ def keys_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def serve(settings: Settings) -> int:
-    from api.deps import INSECURE_OWNER
+    from api.auth import INSECURE_OWNER
     from collector.service import PortInUse, build
 
     service = build(settings)

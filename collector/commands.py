@@ -110,6 +110,7 @@ class Reader:
             from api.app import create_api
             from collector.assembly.runs import Timers
             from collector.storage.agents import AgentDirectory
+            from collector.storage.board import catch_up
             from collector.storage.engine import open_database
             from collector.storage.keys import KeyStore
             from collector.storage.migrate import create_schema
@@ -119,23 +120,40 @@ class Reader:
             s = self._settings
             db = open_database(s.database_url, synchronous=s.sqlite_synchronous)
             create_schema(db)
+            with db.writer.begin() as conn:  # the board as a running collector keeps it
+                catch_up(conn, time.time())
+            store_keys = KeyStore(db)
             store = SqlReadStore(
                 db,
-                KeyStore(db),
                 AgentDirectory(db),
                 Timers(s.orphan_grace_s, s.run_timeout_s, s.max_run_latency_s),
                 time.time,
             )
             self._app = create_api(
-                store, store, SqlWeightStore(db), metrics=lambda: b"", insecure=True
+                store,
+                store_keys,
+                SqlWeightStore(db),
+                metrics=lambda: b"",
+                insecure=True,
+                host=s.host,
+                allowed_hosts=s.allowed_hosts,
             )
         return self._app
 
     def agent_id(self, name_or_id: str) -> str:
-        for agent in self.get("/agents", all="true")["items"]:
-            if name_or_id in (agent["id"], agent["name"]):
-                return str(agent["id"])
-        raise SystemExit(f"error: no agent named {name_or_id!r}")
+        """The id of an agent given by id or name, looked for page by page."""
+        status, _ = self.fetch(f"/agents/{name_or_id}")
+        if status == 200:
+            return name_or_id
+        cursor = None
+        while True:
+            page = self.get("/agents", all="true", page_size=500, cursor=cursor)
+            for agent in page["items"]:
+                if name_or_id == agent["name"]:
+                    return str(agent["id"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                raise SystemExit(f"error: no agent named {name_or_id!r}")
 
 
 async def _asgi_get(app: Any, path: str, query: str) -> tuple[int, Any]:
@@ -150,7 +168,7 @@ async def _asgi_get(app: Any, path: str, query: str) -> tuple[int, Any]:
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": query.encode(),
-        "headers": [(b"host", b"badge-collector-cli")],
+        "headers": [(b"host", b"localhost")],  # allowed by api.hosts: no network here
         "client": ("127.0.0.1", 0),
         "server": ("badge-collector-cli", 0),
     }

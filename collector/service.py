@@ -12,13 +12,13 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import uvicorn
 
 import proto
 from api.app import create_api
+from collector.agent_metrics import AgentGauges
 from collector.assembly.runs import Timers
 from collector.ingest.admission import InflightBudget
 from collector.ingest.decoding import Decoder, default_workers, tune_gc
@@ -26,8 +26,13 @@ from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
 from collector.receivers.http_door import HttpDoor
+from collector.receivers.http_guard import ConnectionGuard
+from collector.receivers.http_protocol import protocol_class
+from collector.receivers.limits import ACCEPT_BATCH, DoorLimits, fit_descriptors
 from collector.runs.fresh import RunCommitHook
 from collector.runs.grades import GradeDesk
+from collector.runs.maintenance import Maintenance
+from collector.runs.queue import TraceQueue
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
 from collector.storage.agents import AgentDirectory
@@ -36,10 +41,10 @@ from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
 from collector.storage.weights import SqlWeightStore
+from collector.types import Clock
 from collector.writer import BatchWriter
 
 log = logging.getLogger(__name__)
-Clock = Callable[[], float]
 
 __all__ = ["PortInUse", "Service", "build"]
 
@@ -52,11 +57,14 @@ class Service:
     metrics: Metrics
     writer: BatchWriter
     recomputer: RunRecomputer
+    maintenance: Maintenance
     grpc: GrpcDoor
     http: HttpDoor
     reads: SqlReadStore
     decoder: Decoder
     grades: GradeDesk
+    limits: DoorLimits
+    agent_gauges: AgentGauges
     grpc_port: int = 0
     http_port: int = 0
     _uvicorn: uvicorn.Server | None = None
@@ -75,27 +83,46 @@ class Service:
                 self.db.recent_keys.warm(conn)
         self.writer.start()
         self.recomputer.start()
+        self.maintenance.start()
         self.grpc.start()
         app = create_api(
             self.reads,
-            self.reads,
+            self.keys,
             SqlWeightStore(self.db),
             self.grades,
-            metrics=self.metrics.render,
+            metrics=self.render_metrics,
             insecure=s.insecure,
             routes=[self.http.route()],
+            host=s.host,
+            allowed_hosts=s.allowed_hosts,
         )
+        guard = ConnectionGuard(self.limits, self.metrics)
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=30
+            guard.wrap(app),
+            http=protocol_class(guard),  # uvicorn's httptools protocol, with deadlines and bounds
+            backlog=ACCEPT_BATCH,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=30,
         )
         self._uvicorn = uvicorn.Server(config)
         server = self._uvicorn
+
+        async def serve() -> None:
+            asyncio.get_running_loop().set_exception_handler(guard.on_loop_error)
+            await server.serve(sockets=[sock])
+
         self._http_thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])), name="http", daemon=True
+            target=lambda: asyncio.run(serve()), name="http", daemon=True
         )
         self._http_thread.start()
         while not server.started and self._http_thread.is_alive():
             time.sleep(0.01)
+
+    def render_metrics(self) -> bytes:
+        """/metrics: the collector's own metrics, then each recent agent's gauges."""
+        return self.metrics.render() + self.agent_gauges.render()
 
     def stop(self) -> None:
         if self._uvicorn is not None:
@@ -106,6 +133,7 @@ class Service:
         self.decoder.close()
         self.writer.close()  # every accepted span committed
         self.recomputer.stop()  # runs of the last spans computed and stored
+        self.maintenance.stop()  # and the board brought up to date
         self.writer.shutdown()
         self.db.dispose()
 
@@ -124,7 +152,7 @@ def _bind_http(host: str, port: int) -> socket.socket:
     # Accepted connections inherit this: without it a keep-alive client waits
     # ~40 ms per response (Nagle against delayed ACK).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.listen(1024)
+    sock.listen(ACCEPT_BATCH)  # uvicorn listens again with the same backlog
     sock.set_inheritable(True)
     return sock
 
@@ -135,20 +163,25 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     metrics = Metrics()
     keys = KeyStore(db)
     timers = Timers(settings.orphan_grace_s, settings.run_timeout_s, settings.max_run_latency_s)
+    # The queue first, then the writer that fills it, then the two that work
+    # from it through the writer's jobs: recomputation and maintenance.
+    queue = TraceQueue()
+    writer = BatchWriter(
+        db, settings.queue_max_spans, RunCommitHook(queue, metrics), metrics, clock=clock
+    )
     recomputer = RunRecomputer(
+        db, timers, clock, metrics, queue, writer, delay_s=settings.assembly_delay_s
+    )
+    maintenance = Maintenance(
         db,
-        timers,
+        writer,
+        queue,
         clock,
-        metrics,
-        delay_s=settings.assembly_delay_s,
         sweep_interval_s=settings.sweep_interval_s,
         retention_s=settings.span_retention_days * 86400.0,
         retention_every_s=settings.retention_interval_s,
+        grade_wait_s=settings.grade_wait_days * 86400.0,
     )
-    writer = BatchWriter(
-        db, settings.queue_max_spans, RunCommitHook(recomputer, metrics), metrics, clock=clock
-    )
-    recomputer.attach(writer)
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)
     workers = settings.decode_workers
@@ -163,10 +196,23 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         decoder,
         max_body_bytes=settings.max_body_bytes,
         timers=timers,
-        budget=InflightBudget(settings.max_inflight_bytes, metrics),
+        budget=InflightBudget(
+            settings.max_inflight_bytes, metrics, settings.max_inflight_bytes_per_owner
+        ),
+        max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )
-    reads = SqlReadStore(db, keys, directory, timers, clock)
+    reads = SqlReadStore(db, directory, timers, clock)
+    door_limits = fit_descriptors(
+        DoorLimits(
+            max_body_bytes=settings.max_body_bytes,
+            max_connections=settings.max_connections,
+            header_timeout_s=settings.header_timeout_s,
+            body_timeout_s=settings.body_timeout_s,
+            idle_timeout_s=settings.idle_timeout_s,
+            grpc_max_concurrent_exports=settings.grpc_max_concurrent_exports,
+        )
+    )
     return Service(
         settings=settings,
         db=db,
@@ -174,9 +220,17 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         metrics=metrics,
         writer=writer,
         recomputer=recomputer,
-        grpc=GrpcDoor(ingest, metrics, settings.max_body_bytes),
+        maintenance=maintenance,
+        grpc=GrpcDoor(ingest, metrics, door_limits),
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
         reads=reads,
         decoder=decoder,
-        grades=GradeDesk(writer, clock),
+        grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
+        limits=door_limits,
+        agent_gauges=AgentGauges(
+            db,
+            clock,
+            max_agents=settings.metrics_max_agents,
+            window_s=settings.metrics_window_days * 86400.0,
+        ),
     )

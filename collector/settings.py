@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -15,12 +17,20 @@ class Settings(BaseSettings):
         "sqlite:///./badge-collector.db", description="SQLAlchemy URL of the store"
     )
     host: str = Field("127.0.0.1", description="address both doors bind")
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        (),
+        description="comma-separated host names the HTTP port answers besides the bound "
+        "address and localhost; a request with any other Host is refused (DNS rebinding)",
+    )
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port (0 = any free)")
     http_port: int = Field(
         4318, ge=0, le=65535, description="OTLP/HTTP and read API port (0 = any free)"
     )
     insecure: bool = Field(False, description="accept keyless ingest into owner `local`")
     run_timeout_s: float = Field(300.0, gt=0, description="root-less run becomes `timeout`")
+    max_agents_per_owner: int = Field(
+        10_000, gt=0, description="agents one owner may have; spans of more are refused"
+    )
     max_run_latency_s: float = Field(
         86_400.0, gt=0, description="a run longer than this has no latency (a clock went wrong)"
     )
@@ -30,10 +40,54 @@ class Settings(BaseSettings):
     max_inflight_bytes: int = Field(
         32 * 1024 * 1024, gt=0, description="export bytes admitted but not yet answered"
     )
+    max_inflight_bytes_per_owner: int = Field(
+        16 * 1024 * 1024,
+        gt=0,
+        description="the share of max_inflight_bytes one owner may hold: no key takes it all",
+    )
+    # The doors' own limits (docs/reliability.md "Slow and idle clients"): no
+    # connection, stream or upload holds a thread, a descriptor or budget for
+    # long without sending.
+    max_connections: int = Field(
+        1000,
+        gt=0,
+        description="open connections per door; past it HTTP closes the longest-idle "
+        "connection or answers 503, gRPC refuses the connection",
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="time to send a request's head (HTTP request line and headers; "
+        "gRPC connection handshake), from the first byte or the connection's opening",
+    )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="time to send a request's body (HTTP) or message (gRPC) once its "
+        "head is in; past it 408 / DEADLINE_EXCEEDED",
+    )
+    idle_timeout_s: float = Field(
+        15.0, gt=0, description="an HTTP keep-alive connection idle this long is closed"
+    )
+    grpc_max_concurrent_exports: int = Field(
+        32,
+        gt=0,
+        description="gRPC exports received or in progress at once; past it UNAVAILABLE at once",
+    )
     queue_max_spans: int = Field(200_000, gt=0, description="ingest queue bound")
     span_retention_days: float = Field(30.0, gt=0, description="older spans are deleted")
     retention_interval_s: float = Field(
         3600.0, gt=0, description="how often a retention pass starts"
+    )
+    # Grades posted before their run (docs/loop.md "Graded outcomes"): bounded
+    # per owner in bytes, and in time by the retention pass.
+    grade_wait_days: float = Field(
+        7.0, gt=0, description="a grade whose run has not arrived is deleted after this long"
+    )
+    grade_quota_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="bytes of grades waiting for their runs one owner may hold; past it 429",
     )
     sqlite_synchronous: str = Field(
         "FULL", description="SQLite synchronous pragma; NORMAL trades durability for speed"
@@ -43,4 +97,22 @@ class Settings(BaseSettings):
     decode_workers: int | None = Field(
         None, ge=0, le=64, description="decoder processes (unset: one per core, at most 4)"
     )
+    # The agent gauges of /metrics (collector.agent_metrics): bounded, so a
+    # scrape stays one small query and Prometheus a known number of series.
+    metrics_max_agents: int = Field(
+        1000,
+        ge=0,
+        description="agents /metrics exports gauges for, the most recent runs first; 0: none",
+    )
+    metrics_window_days: float = Field(
+        30.0, gt=0, description="/metrics exports agents whose last run started this recently"
+    )
     log_level: str = Field("INFO", description="logging level")
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        """BADGE_ALLOWED_HOSTS and --allowed-hosts are comma-separated names."""
+        if isinstance(value, str):
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value

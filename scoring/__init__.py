@@ -3,6 +3,7 @@
 Imports nothing of ours and no I/O library (import-linter checks it).
 """
 
+from scoring._math import median
 from scoring.compare import (
     AxisChange,
     Comparison,
@@ -15,6 +16,7 @@ from scoring.compare import (
 )
 from scoring.composite import composite, composite_from_aggregates, composite_trend
 from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
+from scoring.graders import GRADERS, Grade, expected_text, grade, norm, words
 from scoring.pairing import TaskPair
 from scoring.radar import default_weights, evidence_needed, radar, radar_cohort
 from scoring.repeatability import pass_hat_k, pass_k, pass_k_from_counts
@@ -23,6 +25,12 @@ from scoring.verification import VerifiedState, verified_state
 from scoring.weights import parse_weights, validate_weights
 
 __all__ = [
+    "GRADERS",
+    "Grade",
+    "expected_text",
+    "grade",
+    "norm",
+    "words",
     "AxisChange",
     "AxisDiagnosis",
     "Diagnosis",
@@ -50,6 +58,7 @@ __all__ = [
     "composite_from_aggregates",
     "composite_trend",
     "parse_weights",
+    "median",
     "pass_hat_k",
     "pass_k",
     "pass_k_from_counts",

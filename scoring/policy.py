@@ -74,3 +74,7 @@ COMPARE_AXIS_DECIMALS: Final = 2
 DIAGNOSE_LATENCY_MS: Final = RADAR_LATENCY_BASE_MS
 DIAGNOSE_COST_USD: Final = RADAR_COST_BASE_USD
 DIAGNOSE_STEPS: Final = RADAR_STEPS_BASE
+
+# Screening graders (SCREEN.md section 2): the `words` grader passes when at
+# least this share of the expected answer's words is in the output.
+WORDS_PASS_SHARE: Final = 0.7

@@ -15,17 +15,25 @@ from scoring.weights import validate_weights
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-def radar_cohort(runs: Iterable[RunRecord]) -> list[RunRecord]:
-    """The latest terminal runs, newest first by (ended_at, id)."""
+def radar_cohort(
+    runs: Iterable[RunRecord], size: int | None = policy.RADAR_COHORT_SIZE
+) -> list[RunRecord]:
+    """The latest terminal runs, newest first by (ended_at, id); all of
+    them with `size` None (a screening is judged on every run it made)."""
     terminal = [r for r in runs if r.status in policy.TERMINAL_STATUSES]
     terminal.sort(key=lambda r: (r.ended_at or _OLDEST, r.id), reverse=True)
-    return terminal[: policy.RADAR_COHORT_SIZE]
+    return terminal if size is None else terminal[:size]
 
 
-def radar(runs: Iterable[RunRecord], weights: Mapping[str, float] | None = None) -> Radar:
+def radar(
+    runs: Iterable[RunRecord],
+    weights: Mapping[str, float] | None = None,
+    *,
+    cohort_size: int | None = policy.RADAR_COHORT_SIZE,
+) -> Radar:
     """Five axes in [0, 100] or None, and their weighted mean."""
     wanted = validate_weights(weights) if weights is not None else default_weights()
-    cohort = sorted(radar_cohort(runs), key=lambda r: r.id)
+    cohort = sorted(radar_cohort(runs, cohort_size), key=lambda r: r.id)
     known = [r.success for r in cohort if r.success is not None]
     latencies = [r.latency_ms for r in cohort if r.latency_ms is not None]
     costs = [r.cost_usd for r in cohort if r.cost_usd is not None]

@@ -12,7 +12,6 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 
-
 # Span times of the built requests: a real date, since times before 2000 are
 # impossible times the collector sets aside (collector/assembly/clock.py).
 EPOCH_NS = 1_790_000_000 * 10**9

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 import scoring
@@ -32,8 +33,10 @@ from api.deps import CallerDep, Cursor, StoreDep, WeightsDep
 from api.ports import ALL_RUNS, OUTCOMES, RunFilter
 from api.render import rfc3339
 from api.routes import agents as agent_routes
+from api.routes import evidence as evidence_routes
 from api.routes import loop as loop_routes
 from api.routes import runs as run_routes
+from api.routes import screenings as screening_routes
 from scoring import policy
 
 HERE = Path(__file__).resolve().parent
@@ -41,9 +44,8 @@ STATIC = HERE / "static"
 router = APIRouter(include_in_schema=False)
 
 BOARD_LIMIT = 100  # rows the leaderboard shows
-TREND_RUNS = 1000  # the sparkline covers at most this many latest completed runs
-TREND_POINTS = 12
 OFFENDERS = 5
+SCREENINGS_SHOWN = 10  # on the overview; the screenings page lists them all
 STATUSES = ("running", "completed", "failed", "timeout")
 # The page's own scripts and styles only: no inline code, no other origin.
 SECURITY_HEADERS = {
@@ -70,6 +72,11 @@ def _when(text: str | None) -> str:
     return text.replace("T", " ").split(".")[0].rstrip("Z") + " UTC"
 
 
+def _segment(text: str) -> str:
+    """One path segment of a URL: every reserved character escaped, "/" included."""
+    return quote(text, safe="")
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -79,6 +86,7 @@ def _environment() -> Environment:
     )
     env.filters["num"] = _number
     env.filters["when"] = _when
+    env.filters["segment"] = _segment
     env.globals["axis_labels"] = AXIS_LABELS
     env.globals["test_labels"] = TEST_LABELS
     env.globals["pair_labels"] = PAIR_LABELS
@@ -101,10 +109,10 @@ def shown_as_page() -> Iterator[None]:
     try:
         yield
     except HTTPException as exc:
-        raise _PageError(exc.status_code, str(exc.detail)) from None
+        raise PageError(exc.status_code, str(exc.detail)) from None
 
 
-class _PageError(Exception):
+class PageError(Exception):
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail)
         self.status = status
@@ -115,20 +123,20 @@ def error_page(status: int, detail: str) -> HTMLResponse:
     return page("error.html", status, title=str(status), status=status, detail=detail)
 
 
-def _guarded(handler: Callable[..., HTMLResponse]) -> Callable[..., HTMLResponse]:
+def guarded(handler: Callable[..., Response]) -> Callable[..., Response]:
     """A page handler whose route-function errors become HTML error pages."""
 
     @functools.wraps(handler)
-    def run(*args: Any, **kwargs: Any) -> HTMLResponse:
+    def run(*args: Any, **kwargs: Any) -> Response:
         try:
             return handler(*args, **kwargs)
-        except _PageError as exc:
+        except PageError as exc:
             return error_page(exc.status, exc.detail)
 
     return run
 
 
-def _where(version: str | None) -> RunFilter:
+def where_of(version: str | None) -> RunFilter:
     """The version picker: empty = every run; `none` = runs without a version
     (as in compare)."""
     if not version:
@@ -148,15 +156,15 @@ def _viewer_weights(request: Request) -> dict[str, float] | None:
         try:
             weights[axis] = float(value) if value not in (None, "") else 0.0
         except ValueError:
-            raise _PageError(422, f"the {axis} weight must be a number") from None
+            raise PageError(422, f"the {axis} weight must be a number") from None
     try:
         return scoring.validate_weights(weights)
     except ValueError as exc:
-        raise _PageError(422, f"bad weights: {exc}") from None
+        raise PageError(422, f"bad weights: {exc}") from None
 
 
 @router.get("/", response_class=HTMLResponse)
-@_guarded
+@guarded
 def leaderboard(
     request: Request,
     store: StoreDep,
@@ -166,40 +174,24 @@ def leaderboard(
     (what /stats says, from the same sums) and its composite over time. Viewer
     weights re-rank it by the weighted radar, for this request only."""
     weights = _viewer_weights(request)
-    with shown_as_page():
-        ranked = agent_routes.ranked_agents(store, all)
-        graded = store.graded_counts()
-        weighted: dict[str, float | None] = {}
-        if weights is not None:
-            for _, agent in ranked:
-                weighted[agent.id] = scoring.radar(
-                    store.radar_runs(agent.id), weights
-                ).composite_score
-            order = {agent.id: rank for rank, (_, agent) in enumerate(ranked)}
-            ranked.sort(
-                key=lambda item: (
-                    weighted[item[1].id] is None,
-                    -(weighted[item[1].id] or 0.0),
-                    order[item[1].id],
-                )
-            )
-        rows = []
-        for composite, agent in ranked[:BOARD_LIMIT]:
-            completed = composite.completed_runs if composite else 0
-            trend = scoring.composite_trend(
-                store.completed_runs(agent.id, TREND_RUNS), TREND_POINTS
-            )
-            rows.append(
-                {
-                    "agent": agent,
-                    "composite": composite.composite_score if composite else None,
-                    "success_rate": composite.success_rate if composite else None,
-                    "verified": scoring.verified_state(completed, graded.get(agent.id, 0)),
-                    "last_run_at": rfc3339(agent.last_run_at),
-                    "weighted": weighted.get(agent.id),
-                    "trend": sparkline(trend),
-                }
-            )
+    board, total = store.board(everything=all, weights=weights, offset=0, limit=BOARD_LIMIT)
+    rows = [
+        {
+            "agent": {
+                "id": row.agent_id,
+                "name": row.name,
+                "owner": row.owner,
+                "total_runs": row.total_runs,
+            },
+            "composite": row.composite_score,
+            "success_rate": row.success_rate,
+            "verified": scoring.verified_state(row.completed_runs, row.graded_runs),
+            "last_run_at": rfc3339(row.last_run_at),
+            "weighted": row.weighted,
+            "trend": sparkline(list(row.trend)),
+        }
+        for row in board
+    ]
     sliders = [{"axis": axis, "label": AXIS_LABELS[axis], "value": 1.0} for axis in AXES]
     if weights is not None:  # shown as set, on the sliders' 0-5 scale
         top = max(weights.values()) or 1.0
@@ -209,7 +201,7 @@ def leaderboard(
         "leaderboard.html",
         title="Leaderboard",
         rows=rows,
-        total=len(ranked),
+        total=total,
         limit=BOARD_LIMIT,
         sliders=sliders,
         reranked=weights is not None,
@@ -248,7 +240,7 @@ def _arithmetic(composite: scoring.Composite | None) -> list[dict[str, Any]]:
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
-@_guarded
+@guarded
 def overview(
     agent_id: str,
     store: StoreDep,
@@ -259,7 +251,7 @@ def overview(
     """The composite and its arithmetic, the radar, pass^k and what to fix:
     /stats, /fitness, /reliability and /diagnostics from one pass over the
     runs and one read of the cohort."""
-    where = _where(version)
+    where = where_of(version)
     with shown_as_page():
         agent = agent_routes.get_agent(agent_id, store)
         versions = loop_routes.versions(agent_id, store).items
@@ -273,6 +265,7 @@ def overview(
         reliability = agent_routes.reliability_of(scores.repeatability)
         diagnosis = loop_routes.diagnostics_of(agent_id, cohort, OFFENDERS)
         composite = scores.composite
+        screenings = [s for s in store.screenings(agent.id) if _of_version(s.version, version)]
     values = {axis: getattr(fitness, axis) for axis in AXES}
     return page(
         "agent.html",
@@ -288,14 +281,24 @@ def overview(
         diagnosis=diagnosis,
         terms=_arithmetic(composite),
         zero_floor=composite is not None and composite.successful_runs == 0,
+        screenings=[screening_routes.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
+        screenings_total=len(screenings),
     )
 
 
+def _of_version(ran: str | None, picked: str | None) -> bool:
+    """Did a screening run the version the picker names (every one when none is picked)?"""
+    if not picked:
+        return True
+    return ran is None if picked == loop_routes.NULL_VERSION else ran == picked
+
+
 @router.get("/agents/{agent_id}/runs", response_class=HTMLResponse)
-@_guarded
+@guarded
 def evidence(
     agent_id: str,
     store: StoreDep,
+    caller: CallerDep,
     status: Annotated[str | None, Query(max_length=20)] = None,
     outcome: Annotated[str | None, Query(max_length=20)] = None,
     task: Annotated[str | None, Query(max_length=500)] = None,
@@ -309,6 +312,7 @@ def evidence(
         versions = loop_routes.versions(agent_id, store).items
         listed = run_routes.list_runs(
             store,
+            caller,
             agent_id=agent.id,
             task_id=task or None,
             version=version or None,
@@ -334,11 +338,18 @@ def evidence(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-@_guarded
+@guarded
 def run_page(run_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
+    """A run's summary, tool steps and grade; a screened run's evidence as anyone may
+    see it (grader, score, HTTP status), the rest through the owner's key (the script)."""
     with shown_as_page():
-        run = run_routes.get_run(run_id, store)
+        run = run_routes.get_run(run_id, store, caller)  # redacted as the API redacts
     agent = store.agent(run.agent_id)
+    facts, stored = None, store.run(run.id) if run.screening_id is not None else None
+    if stored is not None:
+        facts = evidence_routes.root_facts(store, stored)
+        if facts is not None and not run.owner_view:
+            facts = evidence_routes.public_facts(facts)
     return page(
         "run.html",
         title=f"Run {run.id}",
@@ -346,41 +357,5 @@ def run_page(run_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
         agent=agent,
         open_traces=caller.open,
         graded=run.success_source == "graded",
-    )
-
-
-@router.get("/agents/{agent_id}/compare", response_class=HTMLResponse)
-@_guarded
-def compare_page(
-    agent_id: str,
-    store: StoreDep,
-    base: Annotated[str | None, Query(max_length=500)] = None,
-    head: Annotated[str | None, Query(max_length=500)] = None,
-) -> HTMLResponse:
-    with shown_as_page():
-        agent = agent_routes.get_agent(agent_id, store)
-        versions = loop_routes.versions(agent_id, store).items
-    names = [loop_routes.NULL_VERSION if v.version is None else v.version for v in versions]
-    result, problem = None, None
-    try:
-        sides = loop_routes.default_sides([v.version for v in versions], base or None, head or None)
-        result = loop_routes.compare(agent_id, store, *sides, evidence=True)
-    except HTTPException as exc:
-        problem = str(exc.detail)
-    radars = None
-    if result is not None:
-        base_values = {axis: result.axes[axis].base for axis in AXES}
-        head_values = {axis: result.axes[axis].head for axis in AXES}
-        radars = (radar_shape(base_values, {}), radar_shape(head_values, {}))
-    return page(
-        "compare.html",
-        title=f"Compare {agent.name}",
-        agent=agent,
-        names=names,
-        base=result.base.version if result else (base or ""),
-        head=result.head.version if result else (head or ""),
-        result=result,
-        problem=problem,
-        radars=radars,
-        moved=[t for t in result.tasks if t.change != "same"] if result else [],
+        facts=facts,
     )

@@ -42,26 +42,6 @@ def find_agent(store: ReadStore, agent_id: str) -> AgentInfo:
     return agent
 
 
-def ranked_agents(
-    store: ReadStore, everything: bool
-) -> list[tuple[scoring.Composite | None, AgentInfo]]:
-    """Every listed agent with its composite, in leaderboard order: by
-    composite (nulls last), then name, then id. The API's list and the
-    dashboard's board both page through this."""
-    rows = [a for a in store.agents() if everything or a.listed]
-    composites = store.composites()
-    scored = [(composites.get(a.id), a) for a in rows]
-    scored.sort(
-        key=lambda item: (
-            item[0] is None,
-            -(item[0].composite_score if item[0] else 0.0),
-            item[1].name,
-            item[1].id,
-        )
-    )
-    return scored
-
-
 @router.get("", response_model=AgentList)
 def list_agents(
     store: StoreDep,
@@ -69,24 +49,24 @@ def list_agents(
     cursor: Cursor = None,
     all: Annotated[bool, Query(description="also list services that ran no agent")] = False,
 ) -> AgentList:
-    """Leaderboard: by composite (nulls last), then name."""
-    scored = ranked_agents(store, all)
+    """Leaderboard: by composite (nulls last), then name. Read from the board
+    the collector keeps per agent (one query whatever the number of agents);
+    it follows a run change within about a second."""
     start = page_offset(cursor) if cursor else 0
-    page = scored[start : start + page_size]
-    more = start + page_size < len(scored)
+    page, total = store.board(everything=all, weights=None, offset=start, limit=page_size)
     return AgentList(
         items=[
             AgentListItem(
-                id=a.id,
-                owner=a.owner,
-                name=a.name,
-                composite_score=c.composite_score if c else None,
-                total_runs=a.total_runs or 0,
-                last_run_at=rfc3339(a.last_run_at),
+                id=row.agent_id,
+                owner=row.owner,
+                name=row.name,
+                composite_score=row.composite_score,
+                total_runs=row.total_runs,
+                last_run_at=rfc3339(row.last_run_at),
             )
-            for c, a in page
+            for row in page
         ],
-        next_cursor=encode_cursor(str(start + page_size)) if more else None,
+        next_cursor=encode_cursor(str(start + page_size)) if start + page_size < total else None,
     )
 
 

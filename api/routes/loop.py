@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 import scoring
-from api.deps import FilterDep, StoreDep
+from api.deps import Cursor, FilterDep, PageSize, StoreDep
 from api.errors import error
 from api.loop_schemas import (
     AxisCompare,
@@ -29,7 +29,7 @@ from api.loop_schemas import (
     VersionList,
 )
 from api.ports import CohortRun, ReadStore, RunFilter
-from api.render import rfc3339
+from api.render import encode_cursor, page_offset, rfc3339
 from api.routes.agents import find_agent
 
 router = APIRouter(prefix="/api/v1/agents", tags=["loop"])
@@ -38,10 +38,18 @@ NULL_VERSION = "none"  # in compare: the runs that carry no version
 
 
 @router.get("/{agent_id}/versions", response_model=VersionList, responses=NOT_FOUND)
-def versions(agent_id: str, store: StoreDep) -> VersionList:
-    """Each version of the agent with its runs and canonical composite."""
+def versions(
+    agent_id: str, store: StoreDep, page_size: PageSize = 50, cursor: Cursor = None
+) -> VersionList:
+    """Each version of the agent with its runs and canonical composite, a page
+    at a time (an agent that stamps every run with a new version has tens of
+    thousands)."""
     agent = find_agent(store, agent_id)
+    found = store.versions(agent.id)
+    start = page_offset(cursor) if cursor else 0
+    more = start + page_size < len(found)
     return VersionList(
+        next_cursor=encode_cursor(str(start + page_size)) if more else None,
         items=[
             VersionItem(
                 version=v.version,
@@ -52,8 +60,8 @@ def versions(agent_id: str, store: StoreDep) -> VersionList:
                 last_run_at=rfc3339(v.last_run_at),
                 composite_score=v.composite.composite_score if v.composite else None,
             )
-            for v in store.versions(agent.id)
-        ]
+            for v in found[start : start + page_size]
+        ],
     )
 
 
@@ -74,22 +82,38 @@ def compare(
     evidence: Annotated[
         bool, Query(description="add each axis's paired tasks and what a missing verdict lacks")
     ] = False,
+    base_screening: Annotated[
+        str | None, Query(description="a screening's runs as the side before, instead of `base`")
+    ] = None,
+    head_screening: Annotated[
+        str | None, Query(description="a screening's runs as the side after, instead of `head`")
+    ] = None,
 ) -> Compare:
     """Did head do better or worse than base, on which axis, beyond noise?
 
     Without `base` and `head`: the two newest versions (head the newest).
-    Tasks are paired per axis when at least 5 match; Holm corrects across axes.
+    A side may be a screening instead (docs/screening.md). Tasks are paired
+    per axis when at least 5 match; Holm corrects across axes.
     """
     agent = find_agent(store, agent_id)
-    if base is None or head is None:
-        base, head = default_sides([v.version for v in store.versions(agent.id)], base, head)
-    result = scoring.compare_versions(
-        _version(store, agent.id, base), _version(store, agent.id, head)
+    for version, screening, side in (
+        (base, base_screening, "base"),
+        (head, head_screening, "head"),
+    ):
+        if version is not None and screening is not None:
+            raise HTTPException(422, f"give {side} or {side}_screening, not both")
+    if (base is None and base_screening is None) or (head is None and head_screening is None):
+        names = [v.version for v in store.versions(agent.id)]
+        base, head = _defaults(names, base, head, base_screening, head_screening)
+    before = _screening_side(store, agent.id, base_screening) or _version_side(
+        store, agent.id, base
     )
+    after = _screening_side(store, agent.id, head_screening) or _version_side(store, agent.id, head)
+    result = scoring.compare_versions(before[0], after[0])
     return Compare(
         agent_id=agent.id,
-        base=_side(base, result.base),
-        head=_side(head, result.head),
+        base=_side(before[1], result.base),
+        head=_side(after[1], result.head),
         axes={axis: axis_compare(change, evidence) for axis, change in result.axes.items()},
         composite=CompositeCompare.model_validate(result.composite, from_attributes=True),
         tasks=[TaskCompare.model_validate(t, from_attributes=True) for t in result.tasks],
@@ -178,16 +202,57 @@ def _name(version: str | None) -> str:
     return NULL_VERSION if version is None else version
 
 
-def _version(store: ReadStore, agent_id: str, name: str) -> scoring.Version:
-    """One side: 422 when it has no terminal run (an unknown version included)."""
+def _defaults(
+    names: list[str | None],
+    base: str | None,
+    head: str | None,
+    base_screening: str | None,
+    head_screening: str | None,
+) -> tuple[str | None, str | None]:
+    """Versions for the sides not named; a side given as a screening stays so."""
+    if base_screening is None and head_screening is None:
+        return default_sides(names, base, head)
+    named = [_name(v) for v in names]
+    if base_screening is None and base is None:
+        base = next((v for v in named if v != head), None)
+        if base is None:
+            raise HTTPException(422, "the agent has no version to compare the screening with")
+    if head_screening is None and head is None:
+        head = next((v for v in named if v != base), None)
+        if head is None:
+            raise HTTPException(422, "the agent has no version to compare the screening with")
+    return base, head
+
+
+def _version_side(
+    store: ReadStore, agent_id: str, name: str | None
+) -> tuple[scoring.Version, str | None]:
+    """One side by version: 422 when it has no terminal run (an unknown version included)."""
+    assert name is not None  # _defaults named every side that is no screening
     where = RunFilter(null_version=True) if name == NULL_VERSION else RunFilter(version=name)
+    version = None if name == NULL_VERSION else name
+    return _of(store, agent_id, where, f"version {name!r}"), version
+
+
+def _screening_side(
+    store: ReadStore, agent_id: str, screening: str | None
+) -> tuple[scoring.Version, str | None] | None:
+    """One side by screening (its version is the one its runs ran)."""
+    if screening is None:
+        return None
+    where = RunFilter(screening=screening)
+    found = next((s for s in store.screenings(agent_id) if s.screening_id == screening), None)
+    version = found.version if found is not None else None
+    return _of(store, agent_id, where, f"screening {screening!r}"), version
+
+
+def _of(store: ReadStore, agent_id: str, where: RunFilter, what: str) -> scoring.Version:
     cohort = store.radar_runs(agent_id, where)
     if not cohort:
-        raise HTTPException(422, f"version {name!r} has no finished run")
+        raise HTTPException(422, f"{what} has no finished run")
     scores = store.scores(agent_id, where)
     return scoring.Version(cohort, scores.composite, scores.repeatability)
 
 
-def _side(name: str, side: scoring.Side) -> CompareSide:
-    version = None if name == NULL_VERSION else name
+def _side(version: str | None, side: scoring.Side) -> CompareSide:
     return CompareSide.model_validate({**asdict(side), "version": version})

@@ -1,4 +1,8 @@
-"""/api/v1/runs: run summaries, one run with its tool calls, the owner's trace view."""
+"""/api/v1/runs: run summaries, one run with its tool calls, the owner's trace view.
+
+Summaries and details are public, as api.visibility shows them to the caller:
+the text a span or a grader wrote needs the owner's key, as the trace does.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,17 @@ from api.ports import ReadStore, RunInfo
 from api.render import (
     STATUS_NAMES,
     encode_cursor,
+    page_offset,
     rfc3339,
     run_position,
     run_summary,
     trace_tree,
 )
-from api.schemas import Grade, RunDetail, RunList, ToolCall, Trace
+from api.schemas import Grade, RunDetail, RunList, ToolCall, ToolCallList, Trace
+from api.visibility import shown_to
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
+DETAIL_TOOL_CALLS = 100  # tool steps in a run's detail; the rest are paged
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown run")}
 MAX_TRACE_SPANS = 10_000
 
@@ -34,9 +41,13 @@ def find_run(store: ReadStore, run_id: str) -> RunInfo:
 @router.get("", response_model=RunList)
 def list_runs(
     store: StoreDep,
+    caller: CallerDep,
     agent_id: Annotated[str | None, Query()] = None,
     task_id: Annotated[str | None, Query()] = None,
     version: Annotated[str | None, Query(description="the agent version the runs ran")] = None,
+    screening: Annotated[
+        str | None, Query(description="only the runs of this screening (docs/screening.md)")
+    ] = None,
     status: Annotated[str | None, Query(description="running, completed, failed, timeout")] = None,
     outcome: Annotated[
         Literal["success", "failure", "unknown"] | None,
@@ -45,7 +56,8 @@ def list_runs(
     page_size: PageSize = 50,
     cursor: Cursor = None,
 ) -> RunList:
-    """Newest first by (started_at, id)."""
+    """Newest first by (started_at, id). With the owner's key, that owner's runs
+    show their full error_class."""
     before = run_position(cursor) if cursor else None
     rows = store.runs(
         agent_id=agent_id,
@@ -53,6 +65,7 @@ def list_runs(
         status=status,
         version=version,
         outcome=outcome,
+        screening=screening,
         before=before,
         limit=page_size + 1,
     )
@@ -61,27 +74,51 @@ def list_runs(
     if len(rows) > page_size:
         last, started_ns = page[-1]
         next_cursor = encode_cursor(f"{started_ns}:{last.id}")
-    return RunList(items=[run_summary(run) for run, _ in page], next_cursor=next_cursor)
+    return RunList(
+        items=[run_summary(*shown_to(caller, run)) for run, _ in page], next_cursor=next_cursor
+    )
 
 
 @router.get("/{run_id}", response_model=RunDetail, responses=NOT_FOUND)
-def get_run(run_id: str, store: StoreDep) -> RunDetail:
-    run = find_run(store, run_id)
-    summary = run_summary(run)
+def get_run(run_id: str, store: StoreDep, caller: CallerDep) -> RunDetail:
+    """The summary, its tool steps and its grade; the grade's texts and the full
+    error_class with the owner's key (docs/api.md "Who may read what")."""
+    run, owner_view = shown_to(caller, find_run(store, run_id))
+    summary = run_summary(run, owner_view)
+    shown, next_cursor = _tool_page(run, 0, DETAIL_TOOL_CALLS)
     return RunDetail(
         **summary.model_dump(),
-        tool_calls=[
-            ToolCall(
-                name=call.name,
-                span_id=call.span_id,
-                started_at=rfc3339(call.start_ns / 1e9) or "",
-                duration_ms=(call.end_ns - call.start_ns) / 1e6,
-                status=STATUS_NAMES.get(call.status_code, "unset"),
-            )
-            for call in run.tool_calls
-        ],
+        tool_calls=shown,
+        tool_calls_next_cursor=next_cursor,
         grade=_grade(run),
     )
+
+
+@router.get("/{run_id}/tool-calls", response_model=ToolCallList, responses=NOT_FOUND)
+def list_tool_calls(
+    run_id: str, store: StoreDep, page_size: PageSize = 100, cursor: Cursor = None
+) -> ToolCallList:
+    """A run's tool steps in order, a page at a time."""
+    run = find_run(store, run_id)
+    start = page_offset(cursor) if cursor else 0
+    items, next_cursor = _tool_page(run, start, page_size)
+    return ToolCallList(items=items, next_cursor=next_cursor)
+
+
+def _tool_page(run: RunInfo, start: int, size: int) -> tuple[list[ToolCall], str | None]:
+    calls = run.tool_calls[start : start + size]
+    more = start + size < len(run.tool_calls)
+    items = [
+        ToolCall(
+            name=call.name,
+            span_id=call.span_id,
+            started_at=rfc3339(call.start_ns / 1e9) or "",
+            duration_ms=(call.end_ns - call.start_ns) / 1e6,
+            status=STATUS_NAMES.get(call.status_code, "unset"),
+        )
+        for call in calls
+    ]
+    return items, encode_cursor(str(start + size)) if more else None
 
 
 def _grade(run: RunInfo) -> Grade | None:
@@ -106,7 +143,7 @@ def _grade(run: RunInfo) -> Grade | None:
 def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
     """Owner only: the run's spans as a tree, each with how it was classified."""
     run = find_run(store, run_id)
-    caller.require_owner(run.owner)
+    caller.require_reader(run.owner)
     view = store.trace(run, MAX_TRACE_SPANS)
     return Trace(
         run_id=run.id, trace_id=run.trace_id, spans=trace_tree(view.spans), truncated=view.truncated

@@ -106,6 +106,13 @@ TOOL_CALL_ID_KEYS: Final = ("gen_ai.tool.call.id", "tool.id", "ai.toolCall.id")
 # then the outermost agent span, then the root's resource (service.version).
 VERSION_KEYS: Final = ("badge.agent.version", "gen_ai.agent.version")
 RESOURCE_VERSION_KEY: Final = "service.version"
+# What a screening's root span says of it (docs/screening.md, SCREEN.md section 4).
+SCREENING_KEYS: Final = (
+    "badge.screening.id",
+    "badge.screening.round",
+    "badge.suite.name",
+    "badge.suite.digest",
+)
 
 # Span events read by name (docs/runs.md, docs/loop.md "Graded outcomes").
 EXCEPTION_EVENT: Final = "exception"
@@ -156,4 +163,5 @@ SELECTED_KEYS: Final = frozenset(
     + VERSION_KEYS
     + AGENT_NAME_KEYS
     + TOOL_TYPE_KEYS
+    + SCREENING_KEYS
 )

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 
 from collector.assembly import conventions as c
+from collector.assembly import fact_keys as K
 from collector.assembly.classify import AGENT, LLM, TOOL, bare_names
 from collector.assembly.clock import clock_problem
 from collector.assembly.facts import SpanFacts
@@ -45,9 +46,9 @@ def agent_name_key(name: str) -> str:
 def agent_names(spans: Sequence[SpanFacts]) -> frozenset[str]:
     """The names of the agents whose spans are in the trace."""
     return frozenset(
-        agent_name_key(str(s.facts["aname"]))
+        agent_name_key(str(s.facts[K.AGENT_NAME]))
         for s in spans
-        if s.role == AGENT and "aname" in s.facts
+        if s.role == AGENT and K.AGENT_NAME in s.facts
     )
 
 
@@ -55,7 +56,7 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
     """Each span's verdict: counted or not, and the rule that decided it."""
     verdicts: dict[str, Verdict] = {}
     for span in tree.ordered:
-        why = span.facts.get("why")
+        why = span.facts.get(K.WHY_NOT)
         reason = str(why) if why else ""
         role = span.role
         counted = not reason and (role == TOOL or role == LLM)
@@ -69,10 +70,10 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
 
 
 def _handoff(span: SpanFacts, agents: frozenset[str]) -> str:
-    kind = str(span.facts.get("ttype") or "").lower()
+    kind = str(span.facts.get(K.TOOL_TYPE) or "").lower()
     if "transfer" in kind or "handoff" in kind:
         return f"gen_ai.tool.type={span.facts['ttype']}: a handoff, not a step"
-    tool = span.facts.get("tool")
+    tool = span.facts.get(K.TOOL_NAME)
     if tool is None:
         return ""
     for bare in bare_names(str(tool)):
@@ -86,10 +87,10 @@ def _repeated_tool(tree: RunTree, span: SpanFacts) -> str:
     outer = tree.nearest(span, (TOOL, AGENT))
     if outer is None or outer.role != TOOL:
         return ""  # none, or an agent between: that agent's own call
-    outer_name, inner_name = outer.facts.get("tool"), span.facts.get("tool")
+    outer_name, inner_name = outer.facts.get(K.TOOL_NAME), span.facts.get(K.TOOL_NAME)
     if outer_name is not None and inner_name is not None and outer_name != inner_name:
         return ""  # a tool that calls another tool: both count
-    outer_call, inner_call = outer.facts.get("call"), span.facts.get("call")
+    outer_call, inner_call = outer.facts.get(K.CALL_ID), span.facts.get(K.CALL_ID)
     if outer_call is not None and inner_call is not None:
         same = outer_call == inner_call
     else:
@@ -105,13 +106,13 @@ def _repeated_llm(tree: RunTree, span: SpanFacts) -> str:
 
 
 def _preparation(tree: RunTree, span: SpanFacts) -> str:
-    if not span.facts.get("bare") or span.status_code == c.STATUS_ERROR:
+    if not span.facts.get(K.SAYS_NOTHING) or span.status_code == c.STATUS_ERROR:
         return ""
-    model = span.facts.get("model")
-    for other in tree.children.get(span.parent_span_id, ()):
-        if other.role != LLM or other is span or other.facts.get("bare"):
+    model = span.facts.get(K.MODEL)
+    for other in tree.llm_children.get(span.parent_span_id, ()):
+        if other.role != LLM or other is span or other.facts.get(K.SAYS_NOTHING):
             continue
-        if model is not None and other.facts.get("model") not in (None, model):
+        if model is not None and other.facts.get(K.MODEL) not in (None, model):
             continue
         return (
             f"no usage, messages or output beside LLM span {other.span_id}: "

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from collector.assembly import conventions as c
+from collector.assembly import fact_keys as K
 from collector.assembly.classify import AGENT, LLM, TOOL, classify
 from proto import WireEvent
 
@@ -85,27 +86,31 @@ def as_bool(value: Any) -> bool | None:
 # attribute key -> (fact, rank): where docs/runs.md says "a -> b -> c", a ranks 0.
 _FACT_KEYS: dict[str, tuple[str, int]] = {}
 for _fact, _keys in (
-    ("tool", c.TOOL_NAME_KEYS),
-    ("call", c.TOOL_CALL_ID_KEYS),
-    ("in", c.INPUT_TOKEN_KEYS),
-    ("out", c.OUTPUT_TOKEN_KEYS),
-    ("ain", c.AGG_INPUT_KEYS),
-    ("aout", c.AGG_OUTPUT_KEYS),
-    ("cost", c.COST_KEYS),
-    ("task", c.TASK_KEYS),
-    ("bcost", ("badge.cost.usd",)),
-    ("run", ("badge.run.id",)),
-    ("succ", ("badge.run.success",)),
-    ("tstat", ("gen_ai.task.status",)),
-    ("eval", ("gen_ai.evaluation.score.label",)),
-    ("rstat", ("badge.run.status",)),
-    ("err", ("error.type",)),
-    ("vfail", ("pydantic_ai.tool.failure_stage",)),
-    ("bver", c.VERSION_KEYS[:1]),
-    ("gver", c.VERSION_KEYS[1:]),
-    ("aname", c.AGENT_NAME_KEYS),
-    ("ttype", c.TOOL_TYPE_KEYS),
-    ("model", c.MODEL_KEYS),
+    (K.TOOL_NAME, c.TOOL_NAME_KEYS),
+    (K.CALL_ID, c.TOOL_CALL_ID_KEYS),
+    (K.INPUT_TOKENS, c.INPUT_TOKEN_KEYS),
+    (K.OUTPUT_TOKENS, c.OUTPUT_TOKEN_KEYS),
+    (K.AGG_INPUT_TOKENS, c.AGG_INPUT_KEYS),
+    (K.AGG_OUTPUT_TOKENS, c.AGG_OUTPUT_KEYS),
+    (K.COST, c.COST_KEYS),
+    (K.TASK, c.TASK_KEYS),
+    (K.RUN_COST, ("badge.cost.usd",)),
+    (K.RUN_ID, ("badge.run.id",)),
+    (K.RUN_SUCCESS, ("badge.run.success",)),
+    (K.TASK_STATUS, ("gen_ai.task.status",)),
+    (K.EVAL_LABEL, ("gen_ai.evaluation.score.label",)),
+    (K.RUN_STATUS, ("badge.run.status",)),
+    (K.ERROR_TYPE, ("error.type",)),
+    (K.VALIDATION_FAILED, ("pydantic_ai.tool.failure_stage",)),
+    (K.BADGE_VERSION, c.VERSION_KEYS[:1]),
+    (K.GENAI_VERSION, c.VERSION_KEYS[1:]),
+    (K.AGENT_NAME, c.AGENT_NAME_KEYS),
+    (K.SCREENING, c.SCREENING_KEYS[:1]),
+    (K.SCREENING_ROUND, c.SCREENING_KEYS[1:2]),
+    (K.SUITE_NAME, c.SCREENING_KEYS[2:3]),
+    (K.SUITE_DIGEST, c.SCREENING_KEYS[3:]),
+    (K.TOOL_TYPE, c.TOOL_TYPE_KEYS),
+    (K.MODEL, c.MODEL_KEYS),
 ):
     for _rank, _key in enumerate(_keys):
         _FACT_KEYS[_key] = (_fact, _rank)
@@ -116,14 +121,15 @@ def _validation_failed(value: Any) -> bool | None:
 
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
-    "in": as_int,
-    "out": as_int,
-    "ain": as_int,
-    "aout": as_int,
-    "cost": as_float,
-    "bcost": as_float,
-    "succ": as_bool,
-    "vfail": _validation_failed,
+    K.INPUT_TOKENS: as_int,
+    K.OUTPUT_TOKENS: as_int,
+    K.AGG_INPUT_TOKENS: as_int,
+    K.AGG_OUTPUT_TOKENS: as_int,
+    K.COST: as_float,
+    K.RUN_COST: as_float,
+    K.RUN_SUCCESS: as_bool,
+    K.VALIDATION_FAILED: _validation_failed,
+    K.SCREENING_ROUND: as_int,
 }
 
 
@@ -132,13 +138,13 @@ def resource_facts(resource: Mapping[str, Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     run = _text(resource.get("badge.run.id"))
     if run is not None:
-        found["run"] = run
+        found[K.RUN_ID] = run
     task = _text(first(resource, c.TASK_KEYS))
     if task is not None:
-        found["rtask"] = task
+        found[K.RESOURCE_TASK] = task
     version = _text(resource.get(c.RESOURCE_VERSION_KEY))
     if version is not None:
-        found["rver"] = version
+        found[K.RESOURCE_VERSION] = version
     return found
 
 
@@ -173,7 +179,7 @@ def span_facts(
         facts.setdefault(fact, value)
     _keep_role_facts(verdict.role, name, attrs, facts)
     if verdict.why_not:
-        facts["why"] = verdict.why_not
+        facts[K.WHY_NOT] = verdict.why_not
     if events:
         facts.update(event_facts(events))
     return verdict.role, verdict.rule, facts
@@ -181,19 +187,19 @@ def span_facts(
 
 # Facts only one role needs: an agent's name (a handoff tool names it), a
 # tool's type, an LLM span's model and whether it says anything of a call.
-_ROLE_FACTS = {"aname": AGENT, "ttype": TOOL, "model": LLM}
+_ROLE_FACTS = {K.AGENT_NAME: AGENT, K.TOOL_TYPE: TOOL, K.MODEL: LLM}
 
 
 def _keep_role_facts(role: str, name: str, attrs: Mapping[str, Any], facts: dict[str, Any]) -> None:
     for fact, wanted in _ROLE_FACTS.items():
         if fact in facts and role != wanted:
             del facts[fact]
-    if role == AGENT and "aname" not in facts and name.startswith(c.AGENT_SPAN_PREFIX):
+    if role == AGENT and K.AGENT_NAME not in facts and name.startswith(c.AGENT_SPAN_PREFIX):
         agent = name[len(c.AGENT_SPAN_PREFIX) :].strip()
         if agent:
-            facts["aname"] = agent  # the GenAI span name: `invoke_agent {agent name}`
+            facts[K.AGENT_NAME] = agent  # the GenAI span name: `invoke_agent {agent name}`
     if role == LLM and not _says_anything(attrs):
-        facts["bare"] = 1
+        facts[K.SAYS_NOTHING] = 1
 
 
 def _says_anything(attrs: Mapping[str, Any]) -> bool:
@@ -223,10 +229,10 @@ def event_facts(events: Sequence[WireEvent]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     evaluations: list[tuple[int, int, int]] = []  # (labelled, time, position)
     for index, event in enumerate(events):
-        if event.name == c.EXCEPTION_EVENT and "exc" not in found:
+        if event.name == c.EXCEPTION_EVENT and K.EXCEPTION_TYPE not in found:
             kind = event.attributes.get("exception.type")
             if isinstance(kind, str) and kind:
-                found["exc"] = kind
+                found[K.EXCEPTION_TYPE] = kind
         elif event.name == c.EVALUATION_EVENT:
             labelled = label_outcome(event.attributes.get(c.EVALUATION_LABEL_KEY)) is not None
             evaluations.append((int(labelled), event.time_ns, index))
@@ -235,14 +241,14 @@ def event_facts(events: Sequence[WireEvent]) -> dict[str, Any]:
         chosen = events[index].attributes
         label = chosen.get(c.EVALUATION_LABEL_KEY)
         if label is not None and label != "":
-            found["evl"] = str(label)
+            found[K.EVENT_LABEL] = str(label)
         score = as_float(chosen.get(c.EVALUATION_SCORE_KEY))
         if score is not None:
-            found["evs"] = score
+            found[K.EVENT_SCORE] = score
         explanation = chosen.get(c.EVALUATION_EXPLANATION_KEY)
         if explanation is not None and explanation != "":
-            found["evx"] = str(explanation)
-        found["evt"] = events[index].time_ns
+            found[K.EVENT_EXPLANATION] = str(explanation)
+        found[K.EVENT_TIME] = events[index].time_ns
     return found
 
 

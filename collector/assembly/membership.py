@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from collector.assembly import fact_keys as K
 from collector.assembly.facts import SpanFacts
 
 RUN_NAMESPACE = uuid.UUID("6f1d8a52-3b7e-5c1a-9d2e-b4c0a7e3f915")
@@ -48,40 +49,46 @@ def keyed_run_ids(agent_id: str, run_key: str) -> list[str]:
 
 
 def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str], list[SpanFacts]]:
-    """(agent_id, run_key) -> spans; badge.run.id is inherited within an agent."""
+    """(agent_id, run_key) -> spans (docs/runs.md "Who owns what").
+
+    A span that carries badge.run.id claims its descendants that name no
+    other one, whatever agent their resources name: a screened agent's
+    services all belong to the screened run, which is the claiming span's
+    agent's (SCREEN.md section 4). A span under no claim is in its own
+    agent's run of the trace."""
     ordered = sorted(spans, key=lambda s: s.span_id)
     agents = {span.agent_id for span in spans}
-    if len(agents) == 1 and not any("run" in span.facts for span in spans):
+    if len(agents) == 1 and not any(K.RUN_ID in span.facts for span in spans):
         # The common case, decided without walking parents: one agent and no
         # badge.run.id anywhere make the whole trace one run.
         return {(agents.pop(), f"trace:{trace_id}"): ordered}
     by_id = {span.span_id: span for span in spans}
-    keys: dict[str, str] = {}
+    claims: dict[str, tuple[str, str] | None] = {}
 
-    def key_of(span: SpanFacts) -> str:
+    def claim_of(span: SpanFacts) -> tuple[str, str] | None:
         chain: list[SpanFacts] = []
         current: SpanFacts | None = span
-        found = f"trace:{trace_id}"
+        found: tuple[str, str] | None = None
         while current is not None:
-            if current.span_id in keys:
-                found = keys[current.span_id]
+            if current.span_id in claims:
+                found = claims[current.span_id]
                 break
             chain.append(current)
-            own = current.facts.get("run")
+            own = current.facts.get(K.RUN_ID)
             if own is not None:
-                found = f"run:{own}"
+                found = (current.agent_id, f"run:{own}")
                 break
             parent = by_id.get(current.parent_span_id)
-            if parent is None or parent.agent_id != current.agent_id or len(chain) > len(by_id):
+            if parent is None or len(chain) > len(by_id):
                 break
             current = parent
         for member in chain:
-            keys[member.span_id] = found
+            claims[member.span_id] = found
         return found
 
     groups: dict[tuple[str, str], list[SpanFacts]] = defaultdict(list)
     for span in ordered:
-        groups[(span.agent_id, key_of(span))].append(span)
+        groups[claim_of(span) or (span.agent_id, f"trace:{trace_id}")].append(span)
     return groups
 
 

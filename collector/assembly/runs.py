@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from collector.assembly import conventions as c
+from collector.assembly import fact_keys as K
 from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
@@ -54,6 +55,15 @@ class Evaluation(NamedTuple):
     at: float
 
 
+class Screening(NamedTuple):
+    """The screening a run belongs to, from its root (docs/screening.md)."""
+
+    id: str
+    round: int | None
+    suite_name: str | None
+    suite_digest: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     id: str
@@ -83,16 +93,27 @@ class Run:
     check_at: float | None  # when a timer may change this run; None = never
     tool_calls: tuple[ToolCall, ...] = ()
     evaluation: Evaluation | None = None
+    screening: Screening | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
 def assemble_trace(
-    trace_id: str, spans: Sequence[SpanFacts], now: float, timers: Timers
+    trace_id: str,
+    spans: Sequence[SpanFacts],
+    now: float,
+    timers: Timers,
+    *,
+    keep_verdicts: bool = True,
 ) -> list[Run]:
+    """The trace's runs. `keep_verdicts=False` drops each span's verdict once
+    the run is counted: storing runs needs none of them, and for a trace of a
+    million spans they are a third of what assembly holds."""
     trace_ids = {span.span_id for span in spans}
     agents = agent_names(spans)
     runs = [
-        _assemble_run(trace_id, agent_id, key, members, trace_ids, agents, now, timers)
+        _assemble_run(
+            trace_id, agent_id, key, members, trace_ids, agents, now, timers, keep_verdicts
+        )
         for (agent_id, key), members in sorted(group_runs(trace_id, spans).items())
     ]
     return runs
@@ -107,6 +128,7 @@ def _assemble_run(
     agents: frozenset[str],
     now: float,
     timers: Timers,
+    keep_verdicts: bool = True,
 ) -> Run:
     decision = find_root(
         members, trace_ids - {s.span_id for s in members}, timers.orphan_grace_s, now
@@ -151,7 +173,7 @@ def _assemble_run(
             has_agent_span = True
     counted_tools.sort(key=lambda s: (s.start_ns, s.span_id))
     input_tokens, output_tokens, calls = _tokens(tree, counted_llm)
-    root_cost = root.facts.get("bcost") if root is not None else None
+    root_cost = root.facts.get(K.RUN_COST) if root is not None else None
     cost, cost_source = run_cost(root_cost, calls, input_tokens, output_tokens)
     times = run_times(root, members, timers.max_latency_s)
     return Run(
@@ -170,7 +192,7 @@ def _assemble_run(
         latency_ms=times.latency_ms,
         steps=len(counted_tools) if shows_internals else None,
         tool_errors=sum(1 for s in counted_tools if s.status_code == c.STATUS_ERROR)
-        + sum(1 for s in tools if s.facts.get("vfail")),
+        + sum(1 for s in tools if s.facts.get(K.VALIDATION_FAILED)),
         llm_calls=len(counted_llm),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -183,12 +205,17 @@ def _assemble_run(
         check_at=check_at,
         tool_calls=tuple(
             ToolCall(
-                str(s.facts.get("tool") or s.name), s.span_id, s.start_ns, s.end_ns, s.status_code
+                str(s.facts.get(K.TOOL_NAME) or s.name),
+                s.span_id,
+                s.start_ns,
+                s.end_ns,
+                s.status_code,
             )
             for s in counted_tools
         ),
         evaluation=_evaluation(root, source, decider),
-        verdicts=verdicts,
+        screening=_screening(root),
+        verdicts=verdicts if keep_verdicts else {},
     )
 
 
@@ -200,7 +227,7 @@ def _status(
     timers: Timers,
 ) -> tuple[str, float | None]:
     if root is not None:
-        override = root.facts.get("rstat") if root.grader else None
+        override = root.facts.get(K.RUN_STATUS) if root.grader else None
         if override in {"completed", "failed", "timeout"}:
             return str(override), None
         return "completed", None
@@ -215,18 +242,18 @@ def _success(
 ) -> tuple[bool | None, str | None, SpanFacts | None]:
     """(success, source, the span that said so). What a span says is
     `reported`, or `graded` when a grader key sent it (docs/loop.md)."""
-    if root is not None and "succ" in root.facts:
-        return bool(root.facts["succ"]), _said_by(root), root
+    if root is not None and K.RUN_SUCCESS in root.facts:
+        return bool(root.facts[K.RUN_SUCCESS]), _said_by(root), root
     for span in tree.ordered:
-        if "succ" in span.facts:
-            return bool(span.facts["succ"]), _said_by(span), span
-    task_status = str(tree.first_fact("tstat") or "").lower()
+        if K.RUN_SUCCESS in span.facts:
+            return bool(span.facts[K.RUN_SUCCESS]), _said_by(span), span
+    task_status = str(tree.first_fact(K.TASK_STATUS) or "").lower()
     if task_status in {"success", "failure"}:
         return task_status == "success", "reported", None
     if root is None:
         return None, None, None
     # The root's evaluation label: its attribute, else its last evaluation event.
-    for fact in ("eval", "evl"):
+    for fact in (K.EVAL_LABEL, K.EVENT_LABEL):
         outcome = label_outcome(root.facts.get(fact))
         if outcome is not None:
             return outcome, _said_by(root), root
@@ -241,19 +268,19 @@ def _evaluation(
     root: SpanFacts | None, source: str | None, decider: SpanFacts | None
 ) -> Evaluation | None:
     """The root's evaluation event (score, explanation), or a span-graded outcome."""
-    if root is not None and "evt" in root.facts:
+    if root is not None and K.EVENT_TIME in root.facts:
         facts = root.facts
-        at = facts["evt"] / 1e9 if facts["evt"] else root.received_at
-        return Evaluation(facts.get("evs"), facts.get("evx"), at)
+        at = facts[K.EVENT_TIME] / 1e9 if facts[K.EVENT_TIME] else root.received_at
+        return Evaluation(facts.get(K.EVENT_SCORE), facts.get(K.EVENT_EXPLANATION), at)
     if source == "graded" and decider is not None:
         return Evaluation(None, None, decider.received_at)
     return None
 
 
 def _task_id(tree: RunTree) -> str | None:
-    found = tree.first_fact("task")
+    found = tree.first_fact(K.TASK)
     if found is None:
-        found = tree.first_fact("rtask")
+        found = tree.first_fact(K.RESOURCE_TASK)
     return str(found) if found is not None else None
 
 
@@ -263,24 +290,38 @@ def _version(tree: RunTree, root: SpanFacts | None) -> str | None:
     span id), then the root resource's service.version; null without a root."""
     if root is None:
         return None
-    for fact in ("bver", "gver"):
+    for fact in (K.BADGE_VERSION, K.GENAI_VERSION):
         if fact in root.facts:
             return str(root.facts[fact])
     agents = [s for s in tree.ordered if s.role == AGENT]
     if agents:
         outermost = min(agents, key=lambda s: (s.start_ns, s.span_id))
-        if "gver" in outermost.facts:
-            return str(outermost.facts["gver"])
-    version = root.facts.get("rver")
+        if K.GENAI_VERSION in outermost.facts:
+            return str(outermost.facts[K.GENAI_VERSION])
+    version = root.facts.get(K.RESOURCE_VERSION)
     return str(version) if version is not None else None
 
 
+def _screening(root: SpanFacts | None) -> Screening | None:
+    """The root's badge.screening.id and what it says of the screening."""
+    if root is None or K.SCREENING not in root.facts:
+        return None
+    facts = root.facts
+    suite, digest = facts.get(K.SUITE_NAME), facts.get(K.SUITE_DIGEST)
+    return Screening(
+        str(facts[K.SCREENING]),
+        facts.get(K.SCREENING_ROUND),
+        str(suite) if suite is not None else None,
+        str(digest) if digest is not None else None,
+    )
+
+
 def _error_class(root: SpanFacts | None, status: str) -> str:
-    if status == "timeout" and (root is None or root.facts.get("rstat") == "timeout"):
+    if status == "timeout" and (root is None or root.facts.get(K.RUN_STATUS) == "timeout"):
         return "timeout"
     if root is None:
         return "none"
-    return str(root.facts.get("err") or root.facts.get("exc") or "none")
+    return str(root.facts.get(K.ERROR_TYPE) or root.facts.get(K.EXCEPTION_TYPE) or "none")
 
 
 def _total(counts: list[int]) -> int | None:
@@ -308,15 +349,15 @@ def _tokens(
         priced: Mapping[str, Any] | None = None
         for member in (span, *nested[span.span_id]):  # the first that says wins
             facts = member.facts
-            if carrier is None and ("in" in facts or "out" in facts):
+            if carrier is None and (K.INPUT_TOKENS in facts or K.OUTPUT_TOKENS in facts):
                 carrier = facts
-            if priced is None and "cost" in facts:
+            if priced is None and K.COST in facts:
                 priced = facts
         calls.append(
             LlmCost(
-                priced["cost"] if priced is not None else None,
-                carrier.get("in") if carrier is not None else None,
-                carrier.get("out") if carrier is not None else None,
+                priced[K.COST] if priced is not None else None,
+                carrier.get(K.INPUT_TOKENS) if carrier is not None else None,
+                carrier.get(K.OUTPUT_TOKENS) if carrier is not None else None,
             )
         )
     with_usage = [c for c in calls if c.input_tokens is not None or c.output_tokens is not None]
@@ -327,8 +368,8 @@ def _tokens(
     for span in tree.ordered:  # outermost agent/root span carrying run totals
         if span.role != AGENT and span is not tree.root:
             continue
-        ain = span.facts.get("ain", span.facts.get("in"))
-        aout = span.facts.get("aout", span.facts.get("out"))
+        ain = span.facts.get(K.AGG_INPUT_TOKENS, span.facts.get(K.INPUT_TOKENS))
+        aout = span.facts.get(K.AGG_OUTPUT_TOKENS, span.facts.get(K.OUTPUT_TOKENS))
         if ain is not None or aout is not None:
             return ain, aout, calls
     return None, None, calls

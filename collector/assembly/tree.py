@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from collector.assembly.classify import LLM
 from collector.assembly.facts import SpanFacts
 
 
@@ -16,9 +17,12 @@ class RunTree:
         self.root = root
         self.depth = _depths(members, self.by_id, root)
         self.ordered = sorted(members, key=self.order)
-        self.children: dict[str, list[SpanFacts]] = {}
+        # LLM spans by parent: a call prepared beside another is found among
+        # its siblings (assembly.counting); only LLM spans are ever looked up.
+        self.llm_children: dict[str, list[SpanFacts]] = {}
         for span in self.ordered:
-            self.children.setdefault(span.parent_span_id, []).append(span)
+            if span.role == LLM:
+                self.llm_children.setdefault(span.parent_span_id, []).append(span)
 
     def order(self, span: SpanFacts) -> tuple[int, int, str]:
         return self.depth[span.span_id], span.start_ns, span.span_id

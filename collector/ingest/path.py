@@ -11,14 +11,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 import proto
-from api.deps import INSECURE_OWNER, key_from_headers
+from api.auth import INSECURE_OWNER, Principal, key_from_headers
 from collector.assembly.runs import Timers
 from collector.errors import Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
 from collector.ingest.decoding import DecodedRows, DecodeJob, Decoder
 from collector.metrics import Metrics
 from collector.storage.agents import AgentDirectory
-from collector.storage.keys import KeyStore, Principal
+from collector.storage.keys import KeyStore
 from collector.storage.rows import AgentRow, ResourceRow
 from collector.writer import Batch, BatchWriter
 
@@ -49,6 +49,7 @@ class Ingest:
         max_body_bytes: int,
         timers: Timers,
         budget: InflightBudget,
+        max_agents_per_owner: int = 10_000,
         insecure: bool = False,
     ) -> None:
         self._keys = keys
@@ -61,14 +62,22 @@ class Ingest:
         self._timers = timers
         self._decoder = decoder
         self._insecure = insecure
+        self._max_agents = max_agents_per_owner
         self._budget = budget
 
-    def admit(self, nbytes: int) -> Reservation:
-        """Reserve room for a request of `nbytes` before reading or decoding it;
-        Overloaded at once past the in-flight bound (collector.admission)."""
-        reservation = self._budget.reserve()
+    def admit(self, principal: Principal, nbytes: int) -> Reservation:
+        """Reserve room for the `nbytes` of a request already in hand, after
+        its key was checked; Overloaded at once past the in-flight bound or
+        the owner's share of it (collector.ingest.admission)."""
+        reservation = self._budget.reserve(principal.owner)
         reservation.grow_to(nbytes)
         return reservation
+
+    def lacks_key(self, headers: Mapping[str, str]) -> bool:
+        """True when `authenticate` would refuse without looking anything up
+        (no key, and not --insecure): a door refuses such a request on its
+        headers alone, before it takes a thread or reads a body."""
+        return not self._insecure and key_from_headers(headers) is None
 
     def authenticate(self, headers: Mapping[str, str]) -> Principal:
         key = key_from_headers(headers)
@@ -112,6 +121,11 @@ class Ingest:
         if deleted:
             rows = [row for row in rows if row.agent_id not in deleted]
             reasons[AGENT_DELETED] = len(decoded.rows) - len(rows)
+        refused = self._over_agent_limit(decoded, deleted)
+        if refused:
+            kept = [row for row in rows if row.agent_id not in refused]
+            reasons[self._agent_limit_reason()] = len(rows) - len(kept)
+            rows, deleted = kept, deleted | refused
         rejected = decoded.rejected + len(decoded.rows) - len(rows)
         for reason, count in reasons.items():
             self._metrics.spans_rejected.labels(transport, reason).inc(count)
@@ -143,6 +157,21 @@ class Ingest:
             committed.set_result(None)
         message = "; ".join(f"{count} span(s): {reason}" for reason, count in reasons.items())
         return Accepted(committed, len(rows), rejected, message)
+
+    def _over_agent_limit(self, decoded: DecodedRows, deleted: set[str]) -> set[str]:
+        """New agents past the owner's bound (BADGE_MAX_AGENTS_PER_OWNER)."""
+        if not decoded.rows:
+            return set()
+        new = {
+            ident
+            for ident in decoded.agents
+            if ident not in deleted and not self._directory.is_known(ident)
+        }
+        owner = decoded.rows[0].owner
+        return new - self._directory.admissible(owner, new, self._max_agents)
+
+    def _agent_limit_reason(self) -> str:
+        return f"agent limit: an owner has at most {self._max_agents} agents"
 
     def _after_commit(
         self, future: Future[None], agents: set[str], count: int, transport: str

@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from collector.assembly.facts import SpanFacts
 from collector.storage.rows import SpanRow
 from collector.storage.trace_spans import fact_values, to_span_facts
-
-TraceKey = tuple[str, str]
+from collector.types import TraceKey
 
 
 def facts_from_row(row: SpanRow) -> SpanFacts:
@@ -27,7 +26,7 @@ def facts_from_row(row: SpanRow) -> SpanFacts:
 
 class TraceCache:
     def __init__(self, max_spans: int = 200_000) -> None:
-        self._max_spans = max_spans
+        self.max_spans = max_spans
         self._spans = 0
         self._traces: OrderedDict[TraceKey, dict[str, SpanFacts]] = OrderedDict()
         self._lock = threading.Lock()
@@ -45,7 +44,7 @@ class TraceCache:
                 if spans is not None and row.span_id not in spans:
                     spans[row.span_id] = facts_from_row(row)
                     self._spans += 1
-            while self._spans > self._max_spans and self._traces:
+            while self._spans > self.max_spans and self._traces:
                 _, evicted = self._traces.popitem(last=False)
                 self._spans -= len(evicted)
 

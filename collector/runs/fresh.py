@@ -17,12 +17,11 @@ from sqlalchemy.engine import Connection
 
 from collector.metrics import Metrics
 from collector.runs.preassemble import FreshRuns
-from collector.runs.recompute import RunRecomputer
+from collector.runs.queue import TraceQueue
 from collector.runs.store import count_finalised, store_fresh_runs
 from collector.storage.dialect import mark_pending
 from collector.storage.rows import SpanRow
-
-TraceKey = tuple[str, str]
+from collector.types import TraceKey
 
 
 class Batch(Protocol):
@@ -44,8 +43,8 @@ class RunCommitHook:
     """In the transaction: store fresh runs, mark the rest pending. After it:
     count the runs that finished, and hand the rest to the recomputer."""
 
-    def __init__(self, recomputer: RunRecomputer, metrics: Metrics) -> None:
-        self._recomputer = recomputer
+    def __init__(self, queue: TraceQueue, metrics: Metrics) -> None:
+        self._queue = queue
         self._metrics = metrics
 
     def in_transaction(self, conn: Connection, batches: Sequence[Batch], now: float) -> Any:
@@ -79,7 +78,7 @@ class RunCommitHook:
             for row in b.span_rows
             if not stored or (row.owner, row.trace_id) not in stored
         ]
-        self._recomputer.committed(rows, committed.touched - stored)
+        self._queue.committed(rows, committed.touched - stored)
 
 
 def _fresh_runs(batches: Sequence[Batch]) -> dict[str, FreshRuns]:

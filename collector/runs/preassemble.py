@@ -23,6 +23,6 @@ def preassemble(
     """Each trace's runs from this request's spans alone (decoder side)."""
     fresh: FreshRuns = {}
     for trace_id, members in by_trace.items():
-        runs = assemble_trace(trace_id, list(members), now, timers)
+        runs = assemble_trace(trace_id, list(members), now, timers, keep_verdicts=False)
         fresh[trace_id] = [run_row(owner, run, terminal_at(run, None, now), now) for run in runs]
     return fresh

@@ -3,8 +3,8 @@
 Commits hand it the rows they stored; it waits `delay` to let the rest of a
 burst arrive (so a trace sent in 20 requests is not recomputed 20 times),
 recomputes each touched trace from its span facts (cached, else read from a
-snapshot), and gives the batch writer the runs to store. A sweep turns timers
-(orphan grace, run timeout) into status changes and applies span retention.
+snapshot), and gives the batch writer the runs to store. What else the
+sweeper does (timers, sums, board, retention) is runs.maintenance.
 
 Correct with several writers (other processes): each stored result carries
 the span count it was computed from, checked inside the storing transaction
@@ -15,12 +15,10 @@ changed meanwhile is recomputed instead of overwritten.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
-from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -29,42 +27,25 @@ from collector.assembly.runs import Run, Timers, assemble_trace
 from collector.errors import Overloaded
 from collector.metrics import Metrics
 from collector.runs.cache import TraceCache
+from collector.runs.queue import JobSink, TraceQueue
 from collector.runs.store import (
     clear_pending,
     count_finalised,
-    due_traces,
     group_by_owner,
     load_trace_facts,
     replace_trace_runs,
     span_counts,
-    stale_pending,
 )
-from collector.storage.dialect import (
-    fold_run_deltas,
-    in_chunks,
-    merge_key_tails,
-    vacuum_retained,
-)
+from collector.storage.dialect import in_chunks
 from collector.storage.engine import Database
-from collector.storage.rows import SpanRow
-from collector.storage.sweeper_lease import SweeperLease
-from collector.storage.writes import delete_old_spans
+from collector.types import Clock, TraceKey
 
 log = logging.getLogger(__name__)
-Clock = Callable[[], float]
-TraceKey = tuple[str, str]
 _MAX_TRACES_PER_TXN = 500
-# A pending mark this old was left by a process that stopped (or is far
-# behind): the sweeper recomputes its trace. At start every mark is taken.
-_PENDING_STALE_S = 30.0
-
-
-class JobSink(Protocol):
-    """Where recomputed runs are written: the batch writer's job queue."""
-
-    def submit_job(
-        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
-    ) -> Future[Any]: ...
+# A trace of at least this many spans waits _COOLING_FACTOR times its last
+# recomputation's time before the next: at most 1/(1 + 1.5) of a core each.
+_LARGE_TRACE_SPANS = 20_000
+_COOLING_FACTOR = 1.5
 
 
 class RunRecomputer:
@@ -74,135 +55,72 @@ class RunRecomputer:
         timers: Timers,
         clock: Clock,
         metrics: Metrics,
+        queue: TraceQueue,
+        jobs: JobSink,
         *,
         delay_s: float = 0.2,
-        sweep_interval_s: float = 1.0,
-        retention_s: float = 30 * 86400.0,
-        retention_every_s: float = 3600.0,
     ) -> None:
         self._db = db
         self._timers = timers
         self._clock = clock
         self._metrics = metrics
+        self._queue = queue
+        self._jobs = jobs
         self._delay_s = delay_s
-        self._sweep_interval_s = sweep_interval_s
-        self._retention_s = retention_s
-        self._retention_every_s = retention_every_s
-        self._writer: JobSink | None = None
-        self._pending: set[TraceKey] = set()
-        self._fresh_rows: list[list[SpanRow]] = []
-        self._cond = threading.Condition()
         self._processing = threading.Lock()
-        self._stopping = False
-        self._last_retention = 0.0
-        self._swept = False  # the first sweep takes every pending mark
-        self._retention: threading.Thread | None = None
         self._cache = TraceCache()
-        self._lease = SweeperLease(db)
+        self._cooling: dict[TraceKey, float] = {}  # large trace -> when it may go again
         self._thread = threading.Thread(target=self._run, name="run-recompute", daemon=True)
-
-    def attach(self, writer: JobSink) -> None:
-        self._writer = writer
 
     def start(self) -> None:
         self._thread.start()
 
-    def committed(self, rows: list[SpanRow], traces: set[TraceKey]) -> None:
-        """Called by the batch writer after a commit; cheap, the work is ours."""
-        with self._cond:
-            self._fresh_rows.append(rows)
-            self._pending |= traces
-            self._cond.notify()
-
-    def notify(self, traces: set[TraceKey]) -> None:
-        if traces:
-            with self._cond:
-                self._pending |= traces
-                self._cond.notify()
-
     def has_pending(self) -> bool:
-        with self._cond:
-            return bool(self._pending or self._fresh_rows)
+        return self._queue.has_pending()
 
     def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
+        """Stop waiting, then recompute whatever is pending, large traces too."""
+        self._queue.stop()
         self._thread.join(60)
-        if self._retention is not None:
-            self._retention.join(60)
-        self._lease.release()
         for _ in range(10):  # a trace that changed under us is queued again
-            self.process_pending()
+            self.process_pending(all_now=True)
             if not self.has_pending():
                 break
 
-    def process_pending(self) -> None:
+    def process_pending(self, *, all_now: bool = False) -> None:
         """Recompute every pending trace now and wait until its runs are stored.
 
         Serialised with the background thread, so a caller also waits for work
-        that thread has already taken.
+        that thread has already taken. A large trace recomputed a moment ago
+        waits its turn (`_cooling`) unless `all_now`.
         """
         with self._processing:
-            with self._cond:
-                work, self._pending = self._pending, set()
-                fresh, self._fresh_rows = self._fresh_rows, []
+            work, fresh = self._queue.take()
             for rows in fresh:
                 self._cache.add_rows(rows)
+            if not all_now:
+                work = self._not_cooling(work)
             if work:
                 self.recompute(work)
 
-    def sweep(self) -> None:
-        """Queue traces whose timers are due, and apply span retention.
+    def _not_cooling(self, work: set[TraceKey]) -> set[TraceKey]:
+        """The traces that may be recomputed now; the others stay pending.
 
-        With several processes on one database only the lease holder sweeps.
-        """
-        if not self._lease.held():
-            return
-        now = self._clock()
-        with self._db.reader.connect() as conn:
-            due = due_traces(conn, now)
-            due |= stale_pending(conn, now - _PENDING_STALE_S if self._swept else math.inf)
-        self._swept = True
-        self.notify(due)
-        # The kept run sums: pending changes folded in (storage.kept_totals).
-        self._write(fold_run_deltas)
-        if self._db.recent_keys is not None:
-            # SQLite: recent traces and runs into their indexes, in bulk.
-            self._write(merge_key_tails)
-        passing = self._retention is not None and self._retention.is_alive()
-        if now - self._last_retention >= self._retention_every_s and not passing:
-            self._last_retention = now
-            # Its own thread: a pass of many steps must not hold up recomputation.
-            self._retention = threading.Thread(
-                target=self._retain, args=(now - self._retention_s,), name="retention", daemon=True
-            )
-            self._retention.start()
-
-    def _retain(self, cutoff: float) -> None:
-        """A retention pass, in steps: each is one job among the exports'
-        commits, so a pass that deletes millions never stops ingest."""
-        total = 0
-        try:
-            while deleted := self._write(
-                lambda conn: delete_old_spans(conn, cutoff, self._clock())
-            ).result():
-                total += deleted
-                if self._stopping:
-                    break
-        except Exception:
-            log.exception("retention pass failed; the next one goes on")
-        if total:
-            log.info("retention: deleted %d spans and trace rows", total)
-            self._vacuum()
-
-    def _vacuum(self) -> None:
-        """After a pass that deleted rows: their space, free for new ones."""
-        try:
-            with self._db.writer.connect() as conn:
-                vacuum_retained(conn.execution_options(isolation_level="AUTOCOMMIT"))
-        except Exception:
-            log.exception("vacuum after retention failed; autovacuum will do it")
+        Recomputing a trace costs time in proportion to its spans, and a trace
+        that keeps growing (an agent session of 300,000 spans, sent 10,000 at
+        a time) was reloaded and reassembled after every batch: a core at 82%
+        and its run 22-39 s behind. After a recomputation that took t, the
+        trace waits `_COOLING_FACTOR` x t, so such a trace takes a bounded
+        share of a core while small traces go on at once."""
+        if not self._cooling:
+            return work
+        now = time.monotonic()
+        for key, until in list(self._cooling.items()):
+            if until <= now:
+                del self._cooling[key]
+        waiting = work & self._cooling.keys()
+        self._queue.notify(waiting)
+        return work - waiting
 
     def recompute(self, traces: set[TraceKey]) -> None:
         waiting: list[tuple[str, list[str], Future[Any]]] = []
@@ -215,16 +133,21 @@ class RunRecomputer:
             except Overloaded:
                 changed, finalised = chunk, []  # not stored: try again next round
             if changed:
-                self.notify({(owner, trace_id) for trace_id in changed})
+                self._queue.notify({(owner, trace_id) for trace_id in changed})
             count_finalised(self._metrics, (run.status for run in finalised))
 
     def _store(self, owner: str, trace_ids: list[str]) -> Future[Any]:
         facts = self._facts(owner, trace_ids)
         now = self._clock()
-        assembled = {
-            trace_id: assemble_trace(trace_id, facts[trace_id], now, self._timers)
-            for trace_id in trace_ids
-        }
+        assembled = {}
+        for trace_id in trace_ids:
+            began = time.monotonic()
+            assembled[trace_id] = assemble_trace(
+                trace_id, facts[trace_id], now, self._timers, keep_verdicts=False
+            )
+            if len(facts[trace_id]) >= _LARGE_TRACE_SPANS:
+                took = time.monotonic() - began
+                self._cooling[(owner, trace_id)] = time.monotonic() + _COOLING_FACTOR * took
 
         def write(conn: Connection) -> tuple[list[str], list[Run]]:
             current = span_counts(conn, owner, trace_ids)
@@ -236,7 +159,7 @@ class RunRecomputer:
             clear_pending(conn, owner, list(assembled))
             return changed, finalised
 
-        return self._write(write, {(owner, trace_id) for trace_id in trace_ids})
+        return self._jobs.submit_job(write, {(owner, trace_id) for trace_id in trace_ids})
 
     def _facts(self, owner: str, trace_ids: list[str]) -> dict[str, list[SpanFacts]]:
         facts: dict[str, list[SpanFacts]] = {}
@@ -252,37 +175,31 @@ class RunRecomputer:
                 loaded = load_trace_facts(conn, owner, missing)
             for trace_id in missing:
                 facts[trace_id] = loaded.get(trace_id, [])
-                self._cache.put((owner, trace_id), facts[trace_id])
+                if len(facts[trace_id]) <= self._cache.max_spans // 4:
+                    # a huge trace would push every other trace out of the cache
+                    self._cache.put((owner, trace_id), facts[trace_id])
         return facts
 
-    def _write(
-        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
-    ) -> Future[Any]:
-        if self._writer is None:
-            raise RuntimeError("RunRecomputer.attach(writer) was not called")
-        return self._writer.submit_job(write, traces)
-
     def _run(self) -> None:
-        next_sweep = 0.0
+        queue = self._queue
         while True:
-            with self._cond:
-                if not self._pending and not self._stopping:
-                    self._cond.wait(self._sweep_interval_s)
-                if self._stopping:
+            with queue.cond:
+                while not queue.has_pending() and not queue.stopping:
+                    queue.cond.wait()
+                if queue.stopping:
                     return
-            if self._pending and self._delay_s:
+            if self._delay_s:
                 # Let the rest of a burst land: the full delay, although every
                 # commit meanwhile notifies (a notify used to end the wait at once).
                 deadline = time.monotonic() + self._delay_s
-                with self._cond:
-                    while not self._stopping and (left := deadline - time.monotonic()) > 0:
-                        self._cond.wait(left)
-                    if self._stopping:
+                with queue.cond:
+                    while not queue.stopping and (left := deadline - time.monotonic()) > 0:
+                        queue.cond.wait(left)
+                    if queue.stopping:
                         return
             try:
                 self.process_pending()
-                if self._clock() >= next_sweep:
-                    next_sweep = self._clock() + self._sweep_interval_s
-                    self.sweep()
+                if self._cooling and queue.has_pending():
+                    time.sleep(self._delay_s or 0.05)  # only cooling traces may be left
             except Exception:
                 log.exception("run assembly failed; will retry")

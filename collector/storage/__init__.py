@@ -1,5 +1,5 @@
 """SQLAlchemy 2 storage: tables, engines, batch writes, reads, keys.
 
-Implements the read API's ports (`api.ports.ReadStore`, `api.ports.KeyStore`).
+Implements the read API's ports (`api.ports.ReadStore`, `api.auth.KeyChecker`).
 Dialect-specific SQL lives only in `dialect.py`.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from collector.storage.engine import Database
 from collector.storage.tables import agents
@@ -25,6 +25,36 @@ class AgentDirectory:
         self._deleted: frozenset[str] = frozenset()
         self._loaded_at = 0.0
         self._lock = threading.Lock()
+        # owner -> (live agents stored, when counted, new agents admitted since)
+        self._owners: dict[str, tuple[int, float, set[str]]] = {}
+
+    def admissible(self, owner: str, new: set[str], limit: int) -> set[str]:
+        """Which of an owner's new agents it may still add under `limit`.
+
+        One key created 100,000 agents in ten exports (one service.name per
+        resource), and every keyless page then slowed with them (issue 29).
+        The count is the database's, read every `_REFRESH_S`, plus what this
+        process admitted since: with several processes the bound can be
+        passed by what they admit within that time, no more."""
+        if not new:
+            return new
+        now = time.monotonic()
+        with self._lock:
+            stored, counted_at, added = self._owners.get(owner, (0, -_REFRESH_S, set()))
+            if now - counted_at >= _REFRESH_S:
+                with self._db.reader.connect() as conn:
+                    stored = conn.execute(
+                        select(func.count())
+                        .select_from(agents)
+                        .where(agents.c.owner == owner, agents.c.deleted_at.is_(None))
+                    ).scalar_one()
+                counted_at, added = now, set()
+            fresh = sorted(new - added)
+            room = max(0, limit - stored - len(added))
+            allowed = set(fresh[:room]) | (new & added)
+            added |= allowed
+            self._owners[owner] = (stored, counted_at, added)
+        return allowed
 
     def is_deleted(self, ident: str) -> bool:
         self._refresh()

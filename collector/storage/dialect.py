@@ -27,7 +27,7 @@ one process, `try_advisory_lock`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import (
@@ -43,7 +43,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from collector.storage.recent_keys import KeyTxn, TraceKey, current
+from collector.storage.recent_keys import KeyTxn, current
+from collector.types import TraceKey
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -470,9 +471,10 @@ def _insert_numbered(
 
 def select_trace_spans(
     conn: Connection, columns: Sequence[str], owner: str, trace_ids: Sequence[str]
-) -> list[tuple[Any, ...]]:
-    """SELECT span columns of these traces of one owner, as plain tuples."""
-    return _select_of_traces(conn, "spans", columns, owner, trace_ids)
+) -> Iterator[tuple[Any, ...]]:
+    """Span columns of these traces of one owner, as plain tuples, one at a time."""
+    numbers = sorted(trace_numbers(conn, [(owner, t) for t in trace_ids]).values())
+    return iter_numbered(conn, "spans", "trace_ref", columns, numbers)
 
 
 def _select_of_traces(
@@ -491,19 +493,26 @@ def _select_numbered(
 
     PostgreSQL: one index probe per number (_BY_NUMBER), never a scan.
     """
+    return list(iter_numbered(conn, table, key, columns, numbers))
+
+
+def iter_numbered(
+    conn: Connection, table: str, key: str, columns: Sequence[str], numbers: Sequence[int]
+) -> Iterator[tuple[Any, ...]]:
+    """The same rows one at a time: a reader that turns each into something
+    smaller (span facts) never holds them all as tuples too."""
     cur = cursor(conn)
     if is_postgresql(conn):
         cur.execute(rows_by_number_pg(table, key, columns), (list(numbers),))
-        return list(cur.fetchall())
-    rows: list[tuple[Any, ...]] = []
+        yield from cur
+        return
     for chunk in in_chunks(numbers):
         cur.execute(
             f"SELECT {', '.join(columns)} FROM {table} "
             f"WHERE {key} IN ({', '.join('?' * len(chunk))})",
             tuple(chunk),
         )
-        rows.extend(cur.fetchall())
-    return rows
+        yield from cur
 
 
 # PostgreSQL: numbers as rows, each the parameter of a probe into an index.
@@ -660,11 +669,17 @@ def fold_run_deltas(conn: Connection) -> int:
         "min(first_started), max(last_started) FROM {source} WHERE true "
         f"GROUP BY {_TOTALS_KEY} ON CONFLICT ({_TOTALS_KEY}) DO UPDATE SET {updates}"
     )
+    # Their agents' board rows are refreshed next (storage/board.py).
+    marked = (
+        "INSERT INTO board_stale (agent_id) SELECT DISTINCT agent_id FROM {source} "
+        "WHERE true ON CONFLICT (agent_id) DO NOTHING"
+    )
     cur = cursor(conn)
     if postgresql:
         cur.execute(
             "WITH moved AS (DELETE FROM run_deltas WHERE id IN "
-            "(SELECT id FROM run_deltas ORDER BY id LIMIT %s) RETURNING *) "
+            "(SELECT id FROM run_deltas ORDER BY id LIMIT %s) RETURNING *), "
+            f"marked AS ({marked.format(source='moved')}) "
             + folded.format(source="moved")
             + " RETURNING 1",
             (_FOLD_BATCH,),
@@ -673,6 +688,7 @@ def fold_run_deltas(conn: Connection) -> int:
     cur.execute("SELECT id FROM run_deltas ORDER BY id LIMIT 1 OFFSET ?", (_FOLD_BATCH - 1,))
     row = cur.fetchone()
     bound = "" if row is None else f" WHERE id <= {int(row[0])}"
+    cur.execute(marked.format(source=f"(SELECT * FROM run_deltas{bound})"))
     cur.execute(folded.format(source=f"(SELECT * FROM run_deltas{bound})"))
     changed = int(cur.rowcount)
     cur.execute(f"DELETE FROM run_deltas{bound}")

@@ -38,8 +38,9 @@ SUCCESS, FAILURE, UNKNOWN = 1, 0, 2  # success_key
 
 
 def keepable(where: RunFilter) -> bool:
-    """Whether the kept sums can answer this filter (no time window)."""
-    return where.since is None and where.until is None
+    """Whether the kept sums can answer this filter (no time window, no
+    screening: the sums are kept per agent and version only)."""
+    return where.since is None and where.until is None and where.screening is None
 
 
 def version_key(version: str | None) -> str:
@@ -158,9 +159,11 @@ def version_rows(conn: Connection, agent_id: str) -> Iterable[tuple[Any, ...]]:
         yield (unkey(version), status, (source or None), *rest)
 
 
-def agent_rows(conn: Connection) -> dict[str, tuple[int, int | None, bool]]:
-    """agent -> (runs, last started, listed)."""
-    k = kept(None, RunFilter())
+def agent_rows(
+    conn: Connection, agent_id: str | None = None
+) -> dict[str, tuple[int, int | None, bool]]:
+    """agent -> (runs, last started, listed), for every agent or one."""
+    k = kept(agent_id, RunFilter())
     query = select(
         k.c.agent_id, _count(k.c.runs), func.max(k.c.last_started), _count(k.c.listed)
     ).group_by(k.c.agent_id)

@@ -12,20 +12,13 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
+from api.auth import Principal
 from collector.storage.dialect import cursor, lock_for_setup, marker
 from collector.storage.engine import Database
 from collector.storage.tables import keys
 
 ROLES = ("agent", "grader")
 KEY_PREFIX = "bdg_"
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who an ingest or read request acts as."""
-
-    owner: str
-    role: str
 
 
 @dataclass(frozen=True, slots=True)

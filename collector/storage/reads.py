@@ -1,4 +1,4 @@
-"""`api.ports.ReadStore` and `api.ports.KeyStore` over the SQL tables.
+"""`api.ports.ReadStore` over the SQL tables.
 
 Numbers come from `scoring` only: the composite from per-agent sums done in
 SQL (`composite_from_aggregates`, which `composite()` itself uses), pass^k
@@ -9,7 +9,7 @@ loads every run of an agent into Python.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -20,13 +20,15 @@ import scoring
 from api.ports import (
     ALL_RUNS,
     AgentInfo,
+    BoardRow,
     CohortRun,
     GradeInfo,
-    KeyHolder,
     RunCounts,
     RunFilter,
     RunInfo,
     Scores,
+    ScreenedRun,
+    ScreeningInfo,
     ToolCallInfo,
     TraceView,
     VersionInfo,
@@ -34,11 +36,13 @@ from api.ports import (
 from collector.assembly.runs import Timers
 from collector.storage import kept_totals
 from collector.storage.agents import AgentDirectory
+from collector.storage.board import board_page
 from collector.storage.dialect import run_seqs, trace_numbers
 from collector.storage.engine import Database, ping
 from collector.storage.grades import GRADED, grade_of
-from collector.storage.keys import KeyStore
 from collector.storage.rows import GradeRow
+from collector.storage.run_records import cohort_rows, record_of
+from collector.storage.screenings import screened_runs, screenings_of
 from collector.storage.tables import agents, resources, runs, spans
 from collector.storage.totals import TOTALS, composite_of, conditions, counts_of
 from collector.storage.trace_spans import trace_spans as trace_records
@@ -54,23 +58,17 @@ class SqlReadStore:
     def __init__(
         self,
         db: Database,
-        keys: KeyStore,
         directory: AgentDirectory,
         timers: Timers,
         clock: Callable[[], float],
     ) -> None:
         self._db = db
-        self._keys = keys
         self._directory = directory
         self._timers = timers
         self._clock = clock
 
     def ready(self) -> bool:
         return ping(self._db)
-
-    def holder_of(self, key: str) -> KeyHolder | None:
-        principal = self._keys.authenticate(key)
-        return KeyHolder(principal.owner, principal.role) if principal else None
 
     def agents(self) -> list[AgentInfo]:
         """Every live agent with its runs, last run and whether it is listed,
@@ -161,23 +159,9 @@ class SqlReadStore:
 
     def cohort(self, agent_id: str, where: RunFilter = ALL_RUNS) -> list[CohortRun]:
         """The radar's cohort: the latest terminal runs (docs/scoring.md)."""
-        query = (
-            select(runs)
-            .where(
-                runs.c.agent_id == agent_id,
-                runs.c.status.in_(TERMINAL),
-                # A terminal run always has terminal_at. Said, and with no NULLS
-                # LAST, PostgreSQL reads (agent_id, terminal_at) backwards and
-                # stops at 100 (54 -> 0.7 ms at 200k runs); it sorted them all.
-                runs.c.terminal_at.is_not(None),
-                *conditions(where),
-            )
-            .order_by(runs.c.terminal_at.desc(), runs.c.id.desc())
-            .limit(policy.RADAR_COHORT_SIZE)
-        )
         with self._db.reader.connect() as conn:
-            rows = conn.execute(query).all()
-        return [CohortRun(_record(r), r.version, r.ended_ns / 1e9) for r in rows]
+            rows = cohort_rows(conn, agent_id, where)
+        return [CohortRun(record_of(r), r.version, r.ended_ns / 1e9) for r in rows]
 
     def versions(self, agent_id: str) -> list[VersionInfo]:
         """Every version of the agent (null included): newest first by first run.
@@ -210,6 +194,27 @@ class SqlReadStore:
             )
         found.sort(key=lambda v: (v.version is None, -(v.first_run_at or 0.0), v.version or ""))
         return found
+
+    def board(
+        self,
+        *,
+        everything: bool,
+        weights: Mapping[str, float] | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[BoardRow], int]:
+        with self._db.reader.connect() as conn:
+            return board_page(
+                conn, everything=everything, weights=weights, offset=offset, limit=limit
+            )
+
+    def screenings(self, agent_id: str) -> list[ScreeningInfo]:
+        with self._db.reader.connect() as conn:
+            return screenings_of(conn, agent_id)
+
+    def screening_runs(self, agent_id: str, screening_id: str) -> list[ScreenedRun]:
+        with self._db.reader.connect() as conn:
+            return screened_runs(conn, agent_id, screening_id)
 
     def scores(self, agent_id: str, where: RunFilter) -> Scores:
         """Counts, the composite and pass^k of the runs a filter keeps, from ONE
@@ -297,13 +302,13 @@ class SqlReadStore:
             .limit(limit)
         )
         with self._db.reader.connect() as conn:
-            return [_record(r) for r in conn.execute(query)]
+            return [record_of(r) for r in conn.execute(query)]
 
     def all_runs(self, agent_id: str) -> list[scoring.RunRecord]:
         """Every run of an agent as scoring records (tests and CLI only)."""
         with self._db.reader.connect() as conn:
             rows = conn.execute(select(runs).where(runs.c.agent_id == agent_id)).all()
-        return [_record(r) for r in rows]
+        return [record_of(r) for r in rows]
 
     def runs(
         self,
@@ -313,10 +318,13 @@ class SqlReadStore:
         status: str | None,
         version: str | None = None,
         outcome: str | None = None,
+        screening: str | None = None,
         before: tuple[int, str] | None,
         limit: int,
     ) -> list[tuple[RunInfo, int]]:
         query = select(runs)
+        if screening is not None:
+            query = query.where(runs.c.screening_id == screening)
         if outcome == "success":
             query = query.where(runs.c.success.is_(True))
         elif outcome == "failure":
@@ -407,22 +415,6 @@ def _graded_runs(conn: Any, agent_id: str, where: RunFilter) -> int:
     return int(conn.execute(query).scalar_one())
 
 
-def _record(r: Any) -> scoring.RunRecord:
-    from datetime import UTC, datetime
-
-    return scoring.RunRecord(
-        id=r.id,
-        status=r.status,
-        success=r.success,
-        latency_ms=r.latency_ms,
-        cost_usd=r.cost_usd,
-        steps=r.steps,
-        task_id=r.task_id,
-        # docs/runs.md "Delivery in any order": the collector's clock when the run became terminal.
-        ended_at=datetime.fromtimestamp(r.terminal_at, UTC) if r.terminal_at else None,
-    )
-
-
 def _grade(r: Any, posted: GradeRow | None) -> GradeInfo | None:
     """What was posted, filled in with what the spans said (docs/loop.md)."""
     said = json.loads(r.evaluation) if r.evaluation else None
@@ -462,6 +454,7 @@ def _run_row(r: Any) -> RunInfo:
         error_class=r.error_class,
         span_count=r.span_count,
         owner=r.owner,
+        screening_id=r.screening_id,
         tool_calls=[
             ToolCallInfo(
                 str(call["name"]),

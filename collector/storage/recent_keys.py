@@ -39,8 +39,7 @@ from typing import Any, Final
 from sqlalchemy.engine import Connection
 
 from collector.storage.key_filter import KeyFilter
-
-TraceKey = tuple[str, str]
+from collector.types import TraceKey
 
 # Connection.info key under which a transaction's view is found by the
 # dialect functions (storage.dialect), for the length of one transaction.

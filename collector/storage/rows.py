@@ -79,6 +79,10 @@ class RunRow(NamedTuple):
     tool_calls: str
     updated_at: float
     evaluation: str | None  # JSON
+    screening_id: str | None
+    screening_round: int | None
+    suite_name: str | None
+    suite_digest: str | None
 
 
 class AgentRow(NamedTuple):
@@ -103,6 +107,7 @@ class GradeRow(NamedTuple):
     output: str | None
     error_class: str | None
     graded_at: float
+    waiting_bytes: int = 0  # set by storage.grades: counted while the run is not stored
 
 
 class ResourceRow(NamedTuple):

@@ -200,6 +200,12 @@ runs = Table(
     Column("updated_at", Float, nullable=False),
     # JSON {score, output, at} from the spans (docs/loop.md "Graded outcomes")
     Column("evaluation", Text),
+    # The screening the run belongs to, from its root (docs/screening.md;
+    # migration 0016).
+    Column("screening_id", Text),
+    Column("screening_round", Integer),
+    Column("suite_name", Text),
+    Column("suite_digest", Text),
     # The run's trace's number (traces.id), set where the run is written
     # (storage.dialect.upsert_runs). Runs are found by trace through it: the
     # number grows as traces arrive, so a new run's entry is appended where
@@ -225,6 +231,8 @@ runs = Table(
     # Each version's newest runs (its cohort); per-agent and per-version sums
     # are kept in run_totals (migration 0009), not summed from an index.
     Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
+    # A screening's runs (its views) and its cohort (compare by screening).
+    Index("ix_runs_agent_screening_terminal", "agent_id", "screening_id", "terminal_at"),
     # /stats graded_runs with a time window (the kept totals have no time):
     # graded runs only, so counting them costs little while few are graded.
     Index(
@@ -306,6 +314,7 @@ run_deltas = Table(
 # per run id the grade's (owner, agent, run key) can name: the run whose
 # badge.run.id is the key, and when the key is a trace id, that trace's run.
 # Run writers read it for the runs they store; a grade updates its run if stored.
+WAITING = text("waiting_bytes > 0")  # queries repeat it exactly, so the index serves them
 grades = Table(
     "grades",
     metadata,
@@ -319,4 +328,55 @@ grades = Table(
     Column("output", Text),
     Column("error_class", Text),
     Column("graded_at", Float, nullable=False),
+    # What this row counts against its owner's grade quota while its run is not
+    # stored (storage.grades.waiting_bytes); 0 once the run has met it.
+    Column("waiting_bytes", Integer, nullable=False, server_default=text("0")),
+    # The retention pass reads the oldest waiting grades, and only those.
+    Index("ix_grades_waiting", "graded_at", sqlite_where=WAITING, postgresql_where=WAITING),
+)
+
+# Per owner, the sum of `grades.waiting_bytes` (migration 0015): the quota
+# check reads one row instead of summing the owner's waiting grades.
+grade_usage = Table(
+    "grade_usage",
+    metadata,
+    Column("owner", String(200), primary_key=True),
+    Column("waiting_bytes", BigInteger, nullable=False),
+)
+
+
+# Each agent's board row, kept by the sweeper (storage/board.py, migration
+# 0017): what the leaderboard, its re-ranking by viewer weights and /metrics
+# read, in one query whatever the number of agents. A run change marks its
+# agent in board_stale (folded with the run sums); the sweeper refreshes
+# marked agents from the kept sums and the agent's radar cohort.
+agent_board = Table(
+    "agent_board",
+    metadata,
+    Column("agent_id", String(36), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("listed", Boolean, nullable=False),
+    Column("total_runs", BigInteger, nullable=False),
+    Column("completed_runs", BigInteger, nullable=False),
+    Column("successful_runs", BigInteger, nullable=False),
+    Column("graded_runs", BigInteger, nullable=False),
+    Column("last_run_at", Float),
+    Column("composite_score", Float),
+    Column("success_rate", Float),
+    Column("correctness", Float),
+    Column("latency", Float),
+    Column("cost", Float),
+    Column("tool_efficiency", Float),
+    Column("robustness", Float),
+    Column("radar_runs", Integer, nullable=False),
+    Column("trend", Text, nullable=False),  # JSON: the composite over time, oldest first
+    Column("refreshed_at", Float, nullable=False),
+    Index("ix_agent_board_rank", "composite_score", "name", "agent_id"),
+    Index("ix_agent_board_recent", "last_run_at"),  # /metrics: the recent agents
+)
+board_stale = Table(
+    "board_stale",
+    metadata,
+    Column("agent_id", String(36), primary_key=True),
 )

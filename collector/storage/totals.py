@@ -42,6 +42,8 @@ def conditions(where: RunFilter) -> list[Any]:
         found.append(runs.c.terminal_at >= where.since)
     if where.until is not None:
         found.append(runs.c.terminal_at < where.until)
+    if where.screening is not None:
+        found.append(runs.c.screening_id == where.screening)
     return found
 
 

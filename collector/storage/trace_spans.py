@@ -8,8 +8,10 @@ status names for JSON are the API's (api.render.trace_tree).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
+from sys import intern
+from types import MappingProxyType
 from typing import Any
 
 from api.ports import SpanVerdict, TraceSpan, TraceView
@@ -47,18 +49,21 @@ def to_span_facts(values: Sequence[Any]) -> SpanFacts:
     return SpanFacts(
         span_id,
         parent,
-        agent,
-        name,
+        intern(agent),  # few distinct values: one copy each, not one per span
+        intern(name),
         start,
         end,
         code,
         flags,
         got,
         bool(grader),
-        role,
-        rule,
-        json.loads(facts),
+        intern(role),
+        intern(rule),
+        _NO_FACTS if facts == "{}" else json.loads(facts),
     )
+
+
+_NO_FACTS: Mapping[str, Any] = MappingProxyType({})
 
 
 def trace_spans(

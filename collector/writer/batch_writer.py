@@ -32,10 +32,10 @@ from collector.storage.engine import Database, writing
 from collector.storage.failures import is_unavailable, is_unstorable
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.writes import write_batch
+from collector.types import TraceKey
 
 log = logging.getLogger(__name__)
 
-TraceKey = tuple[str, str]  # (owner, trace_id)
 MAX_BATCH_SPANS = 20_000
 
 

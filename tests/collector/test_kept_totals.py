@@ -66,6 +66,10 @@ def a_run(rnd: random.Random, index: int) -> RunRow:
         "tool_calls": "[]",
         "updated_at": 1.0,
         "evaluation": None,
+        "screening_id": rnd.choice([None, "s1"]),
+        "screening_round": None,
+        "suite_name": None,
+        "suite_digest": None,
     }
     return RunRow(*(values[c] for c in RUN_COLUMNS))
 
@@ -147,8 +151,13 @@ def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str)
     try:
         with db.writer.begin() as conn:
             fresh = {row.id: row for row in (a_run(rnd, i) for i in range(80))}
-            old_columns = [c for c in RUN_COLUMNS]
-            upsert_rows(conn, runs, old_columns, sorted(fresh.values()), key=("id",))
+            # the columns of 0008's runs table (screenings came in 0016)
+            later = {"screening_id", "screening_round", "suite_name", "suite_digest"}
+            old_columns = [c for c in RUN_COLUMNS if c not in later]
+            old_rows = [
+                tuple(getattr(row, c) for c in old_columns) for row in sorted(fresh.values())
+            ]
+            upsert_rows(conn, runs, old_columns, old_rows, key=("id",))
         create_schema(db)  # to the newest: 0009 sums them
         with db.reader.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0

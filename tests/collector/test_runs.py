@@ -257,6 +257,22 @@ def test_badge_run_id_splits_one_trace_into_runs() -> None:
     assert runs["run:A"].root_span_id == a  # parent stored in the enclosing run
 
 
+def test_a_run_id_claims_descendants_of_other_services_and_its_agent_owns_the_run() -> None:
+    """A screened agent's backend, another service.name, belongs to the screened run."""
+    t = Tree()
+    root = t.add("badge.run", {"badge.run.id": "s/t1/1", "badge.task.id": "t1"}, agent="bot")
+    server = t.add("POST /run", parent=root, agent="backend")
+    t.add(
+        "execute_tool x", {"gen_ai.operation.name": "execute_tool"}, parent=server, agent="backend"
+    )
+    other = t.add("elsewhere", {"gen_ai.operation.name": "chat"}, agent="backend")
+    runs = {(r.agent_id, r.run_key): r for r in t.runs()}
+    assert set(runs) == {("bot", "run:s/t1/1"), ("backend", "trace:" + "ab" * 16)}
+    screened = runs[("bot", "run:s/t1/1")]
+    assert (screened.steps, screened.span_count, screened.root_span_id) == (1, 3, root)
+    assert runs[("backend", "trace:" + "ab" * 16)].verdicts.keys() == {other}
+
+
 def test_remote_parent_root_is_root_at_once() -> None:
     t = Tree()
     t.add(

@@ -33,6 +33,7 @@ class Live:
     server: ServerProcess
     key: str
     http: httpx.Client
+    database_url: str
 
     @property
     def url(self) -> str:
@@ -59,7 +60,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         endpoint = f"http://127.0.0.1:{server.http_port}"
         demo = cli("demo", "--rounds", "3", "--key", key, "--endpoint", endpoint)
         assert f"sent {DEMO_RUNS} runs" in demo.stdout
-        live = Live(server, key, http)
+        live = Live(server, key, http, url)
         deadline = time.monotonic() + 20
         while sum(a["total_runs"] for a in live.api("/agents")["items"]) < DEMO_RUNS:
             assert time.monotonic() < deadline, "the demo's runs did not arrive"

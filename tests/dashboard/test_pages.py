@@ -197,9 +197,7 @@ def test_the_compare_page_shows_the_demos_regression(live: Live, browser: webdri
     evidence = live.api(f"/agents/{agent['id']}/compare", evidence="true")["axes"]["latency"]
     shown = browser.find_element(By.CSS_SELECTOR, "details.evidence[data-axis='latency']")
     assert shown.get_attribute("open") is not None
-    tasks = [
-        r.get_attribute("data-task") for r in shown.find_elements(By.CSS_SELECTOR, "tbody tr")
-    ]
+    tasks = [r.get_attribute("data-task") for r in shown.find_elements(By.CSS_SELECTOR, "tbody tr")]
     assert sorted(tasks) == [pair["task_id"] for pair in evidence["pairs"]]
     broken = browser.find_element(By.CSS_SELECTOR, "#tasks tr[data-task='refund']").text
     assert "broken" in broken

@@ -129,11 +129,13 @@ class Collector:
         return int(self.query("SELECT count(*) FROM spans")[0][0])
 
     def settle(self) -> None:
-        """Recompute pending runs now, until none is left (the collector does it within 1 s)."""
+        """Recompute pending runs now, until none is left, and bring the board
+        up to date (the collector does both within about a second)."""
         for _ in range(20):
-            self.service.recomputer.process_pending()
+            self.service.recomputer.process_pending(all_now=True)
             if not self.service.recomputer.has_pending():
-                return
+                break
+        self.service.maintenance.catch_up_board()
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:

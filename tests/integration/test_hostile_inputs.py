@@ -30,6 +30,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from sqlalchemy import create_engine, text
 
 from tests.integration.fuzz_inputs import message_to_json, varint
+from tests.integration.harness import wait_for
 from tests.integration.processes import EXPORT, MemorySampler, ServerProcess, cli, start_server
 from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
@@ -389,7 +390,10 @@ def test_nul_everywhere_is_stored_and_reads_back(door: Door) -> None:
     trace_view = door.api(f"/runs/{run['id']}/trace")
     names = {s["name"] for s in flattened(trace_view["spans"])}
     assert names == {f"badge.run{shown}", f"execute_tool {shown}"}
-    assert f"agent{shown}" in {agent["name"] for agent in door.api("/agents")["items"]}
+    listed = wait_for(  # the board follows a new agent within a sweep
+        lambda: f"agent{shown}" in {agent["name"] for agent in door.api("/agents")["items"]}
+    )
+    assert listed
 
 
 def test_spans_whose_parents_form_a_cycle_are_stored_and_read_back(door: Door) -> None:

@@ -167,9 +167,9 @@ def test_compare_gives_the_paired_tasks_behind_each_verdict_when_asked(
         "0 paired tasks, need 5; unpaired: 0 / 0 values on base / head, need 5 each"
     )
     for axis, change in result["axes"].items():  # otherwise the same answer
-        assert {k: v for k, v in change.items() if k not in ("pairs", "needed")} == plain[
-            "axes"
-        ][axis]
+        assert {k: v for k, v in change.items() if k not in ("pairs", "needed")} == plain["axes"][
+            axis
+        ]
 
 
 def test_diagnostics_point_at_the_slow_and_failed_runs(loop: tuple[Collector, str]) -> None:

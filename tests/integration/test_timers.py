@@ -31,7 +31,7 @@ def test_rootless_run_times_out_and_a_late_root_completes_it(
         c.settle()
         assert status(c, trace_id) == [("running", None, "none")]
         clock.advance(301)
-        c.service.recomputer.sweep()
+        c.service.maintenance.sweep()
         c.settle()
         assert status(c, trace_id) == [("timeout", 0, "timeout")]
         late = span(trace_id, root, "badge.run", attributes={"badge.run.success": True})
@@ -59,7 +59,7 @@ def test_orphan_with_unknown_flags_becomes_root_after_grace(
         c.settle()
         assert status(c, trace_id)[0][0] == "running"
         clock.advance(31)
-        c.service.recomputer.sweep()
+        c.service.maintenance.sweep()
         c.settle()
         assert status(c, trace_id) == [("completed", 1, "none")]
 
@@ -96,7 +96,7 @@ def test_a_run_whose_spans_retention_removed_keeps_its_summary_whatever_arrives_
         [ident] = c.query("SELECT id FROM agents")
         stats = c.http.get(f"{c.http_url}/api/v1/agents/{ident[0]}/stats").json()
         clock.advance(2 * 86400)
-        c.service.recomputer._retain(clock() - 86400)  # a pass, as the sweeper runs it
+        c.service.maintenance.retain(clock() - 86400)  # a pass, as the sweeper runs it
         assert c.query("SELECT count(*) FROM spans") == [(0,)]
         late_child = span(
             trace_id, new_span_id(), "execute_tool x", parent=root, attributes=TOOL_SPAN
@@ -114,7 +114,7 @@ def test_a_run_whose_spans_retention_removed_keeps_its_summary_whatever_arrives_
         c.settle()
         agents = c.query("SELECT agent_id, span_count FROM runs WHERE trace_id = ?", trace_id.hex())
         assert len(agents) == 2  # the other agent's run is added beside the sealed one
-        c.service.recomputer.sweep()  # the kept totals folded
+        c.service.maintenance.sweep()  # the kept totals folded
         assert c.http.get(f"{c.http_url}/api/v1/agents/{ident[0]}/stats").json() == stats
 
 
@@ -134,7 +134,7 @@ def test_a_trace_number_given_again_never_takes_another_traces_runs(
         assert c.post(request([first]).SerializeToString()).status_code == 200
         c.settle()
         clock.advance(2 * 86400)
-        c.service.recomputer._retain(clock() - 86400)
+        c.service.maintenance.retain(clock() - 86400)
         newer = new_trace_id()
         second = span(newer, new_span_id(), "badge.run", attributes={"badge.task.id": "u"})
         tool = span(newer, new_span_id(), "tool", parent=second.span_id)

@@ -1,6 +1,7 @@
 // badge-collector dashboard: progressive enhancement only. Every page works
 // without this file (forms submit); with it, the board re-ranks as sliders
-// move, pickers apply on change, and a run's trace loads as a waterfall.
+// move, pickers apply on change, and a run's trace loads as a waterfall, with
+// a screened run's evidence above it. Data reaches the page as text nodes only.
 "use strict";
 
 (function () {
@@ -134,6 +135,94 @@
     status.textContent = rows.length + " spans" + (trace.truncated ? " (truncated at 10,000)" : "") + ".";
   }
 
+  // The page was rendered without the key: with it, the run's fields that are
+  // the owner's (the full error class, the grade's texts) replace the public ones.
+  function reveal(headers) {
+    fetch("/api/v1/runs/" + encodeURIComponent(form.dataset.runId), { headers: headers })
+      .then(function (reply) { return reply.ok ? reply.json() : null; })
+      .then(function (run) {
+        if (!run || !run.owner_view) { return; }
+        document.getElementById("error-class").textContent = run.error_class;
+        var texts = document.getElementById("grade-texts");
+        if (!run.grade || !texts) { return; }
+        document.getElementById("grade-error-class").textContent = run.grade.error_class || "–";
+        texts.textContent = "";
+        [["Expected", run.grade.expected_output], ["Output", run.grade.output]].forEach(function (pair) {
+          if (pair[1]) { texts.appendChild(text("h3", pair[0])); texts.appendChild(text("pre", pair[1], "text")); }
+        });
+        if (!texts.childNodes.length) {
+          texts.appendChild(text("p", texts.dataset.none || "No expected or actual output was recorded.", "note"));
+        }
+      })
+      .catch(function () { /* the public view stays */ });
+  }
+
+  // A screened run's evidence (the owner's): marked words as <mark> and .missed, text nodes only.
+  function pieces(parent, marked) {
+    marked.forEach(function (piece) {
+      if (piece.mark === "found") { parent.appendChild(text("mark", piece.text, "found")); }
+      else if (piece.mark === "missed") { parent.appendChild(text("span", piece.text, "missed")); }
+      else { parent.appendChild(document.createTextNode(piece.text)); }
+    });
+    return parent;
+  }
+
+  function words(label, list, id) {
+    var row = text("p", label + " (" + list.length + "):", "words");
+    row.id = id;
+    list.forEach(function (word) { row.appendChild(document.createTextNode(" ")); row.appendChild(text("code", word)); });
+    return row;
+  }
+
+  function showEvidence(box, ev) {
+    box.textContent = "";
+    [["evidence-grader", ev.grader], ["evidence-score", ev.score === null ? null : ev.score.toFixed(3)],
+     ["evidence-status", ev.http_status], ["evidence-error", ev.error_class]].forEach(function (pair) {
+      var node = document.getElementById(pair[0]);
+      if (node) { node.textContent = pair[1] === null ? "–" : String(pair[1]); }
+    });
+    if (ev.found) {
+      var legend = text("p", "Marked: ", "legend words-legend");
+      legend.appendChild(text("mark", "found", "found"));
+      legend.appendChild(document.createTextNode(" a word of the expected output that the output has; "));
+      legend.appendChild(text("span", "missed", "missed"));
+      legend.appendChild(document.createTextNode(" one it lacks (grader " + ev.grader + ")."));
+      box.appendChild(legend);
+    }
+    [["Prompt", "evidence-prompt", ev.prompt === null ? null : [{ text: ev.prompt, mark: null }]],
+     ["Expected output", "evidence-expected", ev.expected_output === null ? null : ev.expected_marked],
+     ["Output", "evidence-output", ev.output === null ? null : ev.output_marked]].forEach(function (part) {
+      box.appendChild(text("h3", part[0]));
+      if (part[2] === null) { box.appendChild(text("p", "None recorded.", "muted")); return; }
+      var pre = pieces(text("pre", null, "text"), part[2]);
+      pre.id = part[1];
+      box.appendChild(pre);
+    });
+    if (ev.found) {
+      box.appendChild(words("Found", ev.found, "words-found"));
+      box.appendChild(words("Missed", ev.missed, "words-missed"));
+    }
+    if (ev.detail) { box.appendChild(text("h3", "Why it failed")); box.appendChild(text("pre", ev.detail, "text")); }
+    [["Request body", "evidence-request", ev.request_body], ["Response body", "evidence-response", ev.response_body]].forEach(function (part) {
+      var more = text("details", null, "body");
+      more.appendChild(text("summary", part[0] + (part[2] === null ? " (none recorded)" : "")));
+      if (part[2] !== null) { var pre = text("pre", part[2], "text"); pre.id = part[1]; more.appendChild(pre); }
+      box.appendChild(more);
+    });
+  }
+
+  function evidence(headers) {
+    var box = document.getElementById("evidence-texts");
+    if (!box) { return; }
+    fetch("/api/v1/runs/" + encodeURIComponent(box.dataset.runId) + "/evidence", { headers: headers })
+      .then(function (reply) { return reply.ok ? reply.json() : Promise.reject(new Error("HTTP " + reply.status)); })
+      .then(function (ev) { showEvidence(box, ev); })
+      .catch(function (error) {
+        box.textContent = "";
+        box.appendChild(text("p", "Could not load the evidence: " + error.message, "note"));
+      });
+  }
+
   function load() {
     var key = document.getElementById("trace-key");
     var headers = { accept: "application/json" };
@@ -146,7 +235,11 @@
           return body;
         });
       })
-      .then(render)
+      .then(function (trace) {
+        render(trace);
+        if (form.dataset.open !== "true") { reveal(headers); }
+        evidence(headers);
+      })
       .catch(function (error) { status.textContent = "Could not load the trace: " + error.message; });
   }
 
