@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -46,13 +47,29 @@ from tests.integration.processes import start_server  # noqa: E402
 from tests.postgres import PostgresCluster  # noqa: E402
 
 
-def fill(url: str, count: int) -> str:
+def fill(url: str, count: int, agent_count: int = 1) -> str:
+    """`count` runs for each of `agent_count` agents; returns the first agent's id."""
     db = open_database(url, synchronous="OFF")
     create_schema(db)
-    ident = agent_id("bench", "big-agent")
-    rnd = random.Random(3)
+    names = ["big-agent"] + [f"agent-{a:05d}" for a in range(1, agent_count)]
+    idents = [agent_id("bench", name) for name in names]
+    for number, ident in enumerate(idents):
+        _fill_agent(db, ident, names[number], count, number)
+    with db.writer.begin() as conn:  # the kept sums, as the sweeper folds them
+        while fold_run_deltas(conn):
+            pass
+    if db.dialect == "postgresql":  # what autovacuum has done by the time 1M runs are stored
+        with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
+    db.dispose()
+    return idents[0]
+
+
+def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None:
+    rnd = random.Random(3 + number)
     rows = []
-    for i in range(count):
+    for j in range(count):
+        i = number * count + j
         status = rnd.choices(["completed", "failed", "timeout", "running"], [90, 4, 3, 3])[0]
         started = 1_790_000_000_000_000_000 + i * 1_000_000_000
         latency = rnd.uniform(100, 12_000)
@@ -64,7 +81,7 @@ def fill(url: str, count: int) -> str:
             "run_key": f"trace:{i:032x}",
             "root_span_id": None,
             "task_id": f"task-{rnd.randint(0, 40)}",
-            "version": "1.0" if i < count // 2 else "2.0",  # two versions, half each
+            "version": "1.0" if j < count // 2 else "2.0",  # two versions, half each
             "status": status,
             "success": rnd.random() < 0.7 if status != "running" else None,
             "success_source": "reported",
@@ -95,21 +112,10 @@ def fill(url: str, count: int) -> str:
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:
         insert_ignore_rows(
-            conn,
-            agents,
-            ("id", "owner", "name", "first_seen_at"),
-            [(ident, "bench", "big-agent", 0.0)],
+            conn, agents, ("id", "owner", "name", "first_seen_at"), [(ident, "bench", name, 0.0)]
         )
         for start in range(0, len(rows), 50_000):
             insert_ignore_rows(conn, runs, RUN_COLUMNS, rows[start : start + 50_000])
-    with db.writer.begin() as conn:  # the kept sums, as the sweeper folds them
-        while fold_run_deltas(conn):
-            pass
-    if db.dialect == "postgresql":  # what autovacuum has done by the time 1M runs are stored
-        with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("VACUUM ANALYZE")
-    db.dispose()
-    return ident
 
 
 def fill_board(url: str, count: int) -> None:
@@ -147,6 +153,13 @@ def main() -> None:
     parser.add_argument(
         "--board-agents", type=int, default=1000, help="agents on the board, all within 20 days"
     )
+    parser.add_argument(
+        "--many-agents",
+        type=int,
+        default=1000,
+        help="then a second store of this many agents x --runs-each runs (0: skip)",
+    )
+    parser.add_argument("--runs-each", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         url = f"sqlite:///{Path(tmp) / 'reads.db'}"
@@ -196,6 +209,49 @@ def main() -> None:
                 on_board = f"{args.board_agents:,} agents on the board"
                 print(f"a Prometheus scrape: {on_board}, {shown:,} exported")
                 timed(client, f"{root}/metrics", {}, "/metrics", args.requests)
+        finally:
+            server.stop()
+    if args.many_agents:
+        many_agents(args)
+
+
+def many_agents(args: argparse.Namespace) -> None:
+    """The board's pages where every agent has runs: a page costs the same
+    queries whatever the number of agents (collector/storage/board.py)."""
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        url = f"sqlite:///{Path(tmp) / 'many.db'}"
+        if args.store == "postgresql":
+            url = stack.enter_context(PostgresCluster()).create_database()
+        started = time.perf_counter()
+        ident = fill(url, args.runs_each, args.many_agents)
+        total = args.many_agents * args.runs_each
+        print(
+            f"{args.store}: {args.many_agents:,} agents x {args.runs_each:,} runs "
+            f"({total:,}) stored in {time.perf_counter() - started:.0f} s"
+        )
+        server = start_server(url, "--insecure")
+        try:
+            root = f"http://127.0.0.1:{server.http_port}"
+            started = time.perf_counter()
+            db = open_database(url)
+            while True:  # the sweeper builds the board, 200 agents a sweep
+                with db.reader.connect() as conn:
+                    left = conn.execute(text("SELECT count(*) FROM board_stale")).scalar_one()
+                if not left:
+                    break
+                time.sleep(0.5)
+            db.dispose()
+            print(f"  board built by the sweeper in {time.perf_counter() - started:.1f} s")
+            weights = {"correctness": 0, "latency": 5, "cost": 1, "tool_efficiency": 0}
+            with httpx.Client(timeout=60) as client:
+                for label, url_path, params in (
+                    ("/ (leaderboard page)", "/", {}),
+                    ("/ re-ranked by weights", "/", {**weights, "robustness": 0}),
+                    ("/api/v1/agents", "/api/v1/agents", {}),
+                    ("/api/v1/agents?page_size=1", "/api/v1/agents", {"page_size": 1}),
+                    ("/agents/{id} (overview page)", f"/agents/{ident}", {}),
+                ):
+                    timed(client, root + url_path, params, label, args.requests)
         finally:
             server.stop()
 
