@@ -57,31 +57,20 @@ def run_position(cursor: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
+# Summary fields the run gives in another shape (times as RFC 3339) or not
+# at all; the rest are copied by name.
+_SUMMARY_OWN = frozenset({"started_at", "ended_at", "terminal_at", "owner_view"})
+_SUMMARY_COPIED = tuple(name for name in RunSummary.model_fields if name not in _SUMMARY_OWN)
+
+
 def run_summary(run: RunInfo, owner_view: bool) -> RunSummary:
     """A run as api.visibility.shown_to left it for the caller."""
     return RunSummary(
-        id=run.id,
-        agent_id=run.agent_id,
-        trace_id=run.trace_id,
-        task_id=run.task_id,
-        version=run.version,
-        status=run.status,
-        success=run.success,
-        success_source=run.success_source,
+        **{name: getattr(run, name) for name in _SUMMARY_COPIED},
         started_at=rfc3339(run.started_at) or "",
         ended_at=rfc3339(run.ended_at) or "",
         terminal_at=rfc3339(run.terminal_at),
-        latency_ms=run.latency_ms,
-        steps=run.steps,
-        llm_calls=run.llm_calls,
-        input_tokens=run.input_tokens,
-        output_tokens=run.output_tokens,
-        cost_usd=run.cost_usd,
-        cost_source=run.cost_source,
-        error_class=run.error_class,
-        span_count=run.span_count,
         owner_view=owner_view,
-        screening_id=run.screening_id,
     )
 
 

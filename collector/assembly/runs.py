@@ -55,15 +55,6 @@ class Evaluation(NamedTuple):
     at: float
 
 
-class Screening(NamedTuple):
-    """The screening a run belongs to, from its root (docs/screening.md)."""
-
-    id: str
-    round: int | None
-    suite_name: str | None
-    suite_digest: str | None
-
-
 @dataclass(frozen=True, slots=True)
 class Run:
     id: str
@@ -76,8 +67,8 @@ class Run:
     status: str
     success: bool | None
     success_source: str | None
-    start_ns: int
-    end_ns: int
+    started_ns: int
+    ended_ns: int
     latency_ms: float | None  # None: no true latency (collector.assembly.clock)
     steps: int | None
     tool_errors: int
@@ -93,7 +84,10 @@ class Run:
     check_at: float | None  # when a timer may change this run; None = never
     tool_calls: tuple[ToolCall, ...] = ()
     evaluation: Evaluation | None = None
-    screening: Screening | None = None
+    screening_id: str | None = None  # the root's badge.screening.* (docs/screening.md)
+    screening_round: int | None = None
+    suite_name: str | None = None
+    suite_digest: str | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -187,8 +181,8 @@ def _assemble_run(
         status=status,
         success=success,
         success_source=source,
-        start_ns=times.start_ns,
-        end_ns=times.end_ns,
+        started_ns=times.start_ns,
+        ended_ns=times.end_ns,
         latency_ms=times.latency_ms,
         steps=len(counted_tools) if shows_internals else None,
         tool_errors=sum(1 for s in counted_tools if s.status_code == c.STATUS_ERROR)
@@ -214,7 +208,7 @@ def _assemble_run(
             for s in counted_tools
         ),
         evaluation=_evaluation(root, source, decider),
-        screening=_screening(root),
+        **_screening(root),
         verdicts=verdicts if keep_verdicts else {},
     )
 
@@ -302,18 +296,18 @@ def _version(tree: RunTree, root: SpanFacts | None) -> str | None:
     return str(version) if version is not None else None
 
 
-def _screening(root: SpanFacts | None) -> Screening | None:
-    """The root's badge.screening.id and what it says of the screening."""
+def _screening(root: SpanFacts | None) -> dict[str, Any]:
+    """The root's badge.screening.* as the run's screening fields."""
     if root is None or K.SCREENING not in root.facts:
-        return None
+        return {}
     facts = root.facts
     suite, digest = facts.get(K.SUITE_NAME), facts.get(K.SUITE_DIGEST)
-    return Screening(
-        str(facts[K.SCREENING]),
-        facts.get(K.SCREENING_ROUND),
-        str(suite) if suite is not None else None,
-        str(digest) if digest is not None else None,
-    )
+    return {
+        "screening_id": str(facts[K.SCREENING]),
+        "screening_round": facts.get(K.SCREENING_ROUND),
+        "suite_name": str(suite) if suite is not None else None,
+        "suite_digest": str(digest) if digest is not None else None,
+    }
 
 
 def _error_class(root: SpanFacts | None, status: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from collector.assembly.runs import Run
-from collector.storage.rows import RunRow, run_row_of
+from collector.storage.rows import RUN_COLUMNS, RunRow, run_row_of
 
 TERMINAL = frozenset({"completed", "failed", "timeout"})
 # Tool calls kept on a run's row for its detail and page: the first ones in
@@ -29,9 +29,15 @@ def terminal_at(run: Run, before: float | None, now: float) -> float | None:
     return now if before is None else before
 
 
+# The run record's fields the run's own fields do not give as they are: set
+# here, or converted (tool calls and the evaluation as JSON).
+_SET_HERE = frozenset({"owner", "terminal_at", "tool_calls", "updated_at", "evaluation"})
+
+
 def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
-    """A run as its `runs` row (built once per run at ingest);
-    tests/collector/test_run_rows.py checks every value's column."""
+    """A run as its `runs` row: every field of the run record copied by name
+    from the run, but what only storing it knows (built once per run at
+    ingest; tests/collector/test_run_rows.py checks every value's column)."""
     tool_calls = [
         {
             "name": t.name,
@@ -42,44 +48,16 @@ def run_row(owner: str, run: Run, terminal: float | None, now: float) -> RunRow:
         }
         for t in run.tool_calls[:MAX_STORED_TOOL_CALLS]
     ]
+    here = {
+        "owner": owner,
+        "terminal_at": terminal,
+        "tool_calls": json.dumps(tool_calls),
+        "updated_at": now,
+        "evaluation": _evaluation(run),
+    }
     return run_row_of(
-        (
-            run.id,
-            owner,
-            run.agent_id,
-            run.trace_id,
-            run.run_key,
-            run.root_span_id,
-            run.task_id,
-            run.version,
-            run.status,
-            run.success,
-            run.success_source,
-            run.start_ns,
-            run.end_ns,
-            run.latency_ms,
-            run.steps,
-            run.tool_errors,
-            run.llm_calls,
-            run.input_tokens,
-            run.output_tokens,
-            run.cost_usd,
-            run.cost_source,
-            run.error_class,
-            run.span_count,
-            run.has_agent_span,
-            run.last_received_at,
-            run.check_at,
-            terminal,
-            json.dumps(tool_calls),
-            now,
-            _evaluation(run),
-            *(run.screening or _NO_SCREENING),
-        )
+        tuple(here[name] if name in _SET_HERE else getattr(run, name) for name in RUN_COLUMNS)
     )
-
-
-_NO_SCREENING = (None, None, None, None)
 
 
 def _evaluation(run: Run) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from sqlalchemy import and_, case, func, literal_column, or_, select
@@ -431,30 +431,17 @@ def _grade(r: Any, posted: GradeRow | None) -> GradeInfo | None:
     )
 
 
+# RunInfo fields the row gives under another name or shape; the rest are
+# copied by name (tests/collector/test_run_record.py keeps them in step).
+_CONVERTED = frozenset({"started_at", "ended_at", "tool_calls", "grade"})
+_COPIED = tuple(f.name for f in fields(RunInfo) if f.name not in _CONVERTED)
+
+
 def _run_row(r: Any) -> RunInfo:
     return RunInfo(
-        id=r.id,
-        agent_id=r.agent_id,
-        trace_id=r.trace_id,
-        task_id=r.task_id,
-        version=r.version,
-        status=r.status,
-        success=r.success,
-        success_source=r.success_source,
+        **{name: getattr(r, name) for name in _COPIED},
         started_at=r.started_ns / 1e9,
         ended_at=r.ended_ns / 1e9,
-        terminal_at=r.terminal_at,
-        latency_ms=r.latency_ms,
-        steps=r.steps,
-        llm_calls=r.llm_calls,
-        input_tokens=r.input_tokens,
-        output_tokens=r.output_tokens,
-        cost_usd=r.cost_usd,
-        cost_source=r.cost_source,
-        error_class=r.error_class,
-        span_count=r.span_count,
-        owner=r.owner,
-        screening_id=r.screening_id,
         tool_calls=[
             ToolCallInfo(
                 str(call["name"]),

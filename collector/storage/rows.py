@@ -47,7 +47,13 @@ class SpanRow(NamedTuple):
 
 
 class RunRow(NamedTuple):
-    """A `runs` row."""
+    """A `runs` row: THE run record. Its fields are the table's columns (with
+    their SQL kind in RUN_KINDS, nullable where the field may be None), the
+    assembled run's fields (collector.assembly.runs.Run, named alike) and,
+    through api.ports.RunInfo, the API's run summary; tests keep them in step
+    (tests/collector/test_run_record.py). Adding a run field: a line here and
+    in RUN_KINDS, the assembly that computes it, and a line of RunInfo and of
+    the summary schema."""
 
     id: str
     owner: str
@@ -76,13 +82,53 @@ class RunRow(NamedTuple):
     last_received_at: float
     check_at: float | None
     terminal_at: float | None
-    tool_calls: str
+    tool_calls: str  # JSON
     updated_at: float
-    evaluation: str | None  # JSON
-    screening_id: str | None
+    evaluation: str | None  # JSON {score, output, at} (docs/loop.md "Graded outcomes")
+    screening_id: str | None  # the root's badge.screening.* (docs/screening.md)
     screening_round: int | None
     suite_name: str | None
     suite_digest: str | None
+
+
+# Each run column's SQL kind (storage.tables turns them into types); nullability
+# comes from RunRow's annotations.
+RUN_KINDS: dict[str, str] = {
+    "id": "uuid",
+    "owner": "owner",
+    "agent_id": "uuid",
+    "trace_id": "trace_id",
+    "run_key": "text",
+    "root_span_id": "span_id",
+    "task_id": "text",
+    "version": "text",
+    "status": "word",
+    "success": "bool",
+    "success_source": "word",
+    "started_ns": "int64",
+    "ended_ns": "int64",
+    "latency_ms": "float",
+    "steps": "int",
+    "tool_errors": "int",
+    "llm_calls": "int",
+    "input_tokens": "int64",
+    "output_tokens": "int64",
+    "cost_usd": "float",
+    "cost_source": "word",
+    "error_class": "text",
+    "span_count": "int",
+    "has_agent_span": "bool",
+    "last_received_at": "float",
+    "check_at": "float",
+    "terminal_at": "float",
+    "tool_calls": "text",
+    "updated_at": "float",
+    "evaluation": "text",
+    "screening_id": "text",
+    "screening_round": "int",
+    "suite_name": "text",
+    "suite_digest": "text",
+}
 
 
 class AgentRow(NamedTuple):

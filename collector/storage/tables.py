@@ -3,7 +3,7 @@ distinct resources of those spans, runs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from sqlalchemy import (
     BigInteger,
@@ -22,6 +22,8 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+
+from collector.storage.rows import RUN_KINDS, RunRow
 
 metadata = MetaData()
 
@@ -163,49 +165,36 @@ pending_traces = Table(
 # A trace's spans by its (owner, trace_id): through its number, the only index.
 trace_spans = traces.join(spans, spans.c.trace_ref == traces.c.id)
 
+
 # Runs by id work as traces by (owner, trace_id) do (migration 0012): `seq`
 # is the row's arrival number, the id index holds merged rows only on SQLite.
+def run_columns() -> list[Column[Any]]:
+    """The columns of the run record (storage.rows.RunRow and RUN_KINDS)."""
+    hints = get_type_hints(RunRow)
+    return [
+        Column(name, _RUN_SQL[RUN_KINDS[name]], nullable=type(None) in get_args(hints[name]))
+        for name in RunRow._fields
+    ]
+
+
+_RUN_SQL: dict[str, Any] = {
+    "uuid": String(36),
+    "owner": String(200),
+    "trace_id": String(32),
+    "span_id": String(16),
+    "word": String(16),
+    "text": Text,
+    "bool": Boolean,
+    "int": Integer,
+    "int64": BigInteger,
+    "float": Float,
+}
+
 runs = Table(
     "runs",
     metadata,
     Column("seq", SPAN_ROW_ID, primary_key=True, autoincrement=True),
-    Column("id", String(36), nullable=False),
-    Column("owner", String(200), nullable=False),
-    Column("agent_id", String(36), nullable=False),
-    Column("trace_id", String(32), nullable=False),
-    Column("run_key", Text, nullable=False),
-    Column("root_span_id", String(16)),
-    Column("task_id", Text),
-    Column("version", Text),
-    Column("status", String(16), nullable=False),
-    Column("success", Boolean),
-    Column("success_source", String(16)),
-    Column("started_ns", BigInteger, nullable=False),
-    Column("ended_ns", BigInteger, nullable=False),
-    Column("latency_ms", Float),
-    Column("steps", Integer),
-    Column("tool_errors", Integer, nullable=False),
-    Column("llm_calls", Integer, nullable=False),
-    Column("input_tokens", BigInteger),
-    Column("output_tokens", BigInteger),
-    Column("cost_usd", Float),
-    Column("cost_source", String(16)),
-    Column("error_class", Text, nullable=False),
-    Column("span_count", Integer, nullable=False),
-    Column("has_agent_span", Boolean, nullable=False),
-    Column("last_received_at", Float, nullable=False),
-    Column("check_at", Float),
-    Column("terminal_at", Float),
-    Column("tool_calls", Text, nullable=False),
-    Column("updated_at", Float, nullable=False),
-    # JSON {score, output, at} from the spans (docs/loop.md "Graded outcomes")
-    Column("evaluation", Text),
-    # The screening the run belongs to, from its root (docs/screening.md;
-    # migration 0016).
-    Column("screening_id", Text),
-    Column("screening_round", Integer),
-    Column("suite_name", Text),
-    Column("suite_digest", Text),
+    *run_columns(),
     # The run's trace's number (traces.id), set where the run is written
     # (storage.dialect.upsert_runs). Runs are found by trace through it: the
     # number grows as traces arrive, so a new run's entry is appended where
