@@ -11,7 +11,6 @@ from tests.collector.trees import Tree, genai_agent
 NOT_ON_RUN = {"owner", "terminal_at", "tool_calls", "updated_at", "evaluation"}
 
 
-
 def test_every_value_lands_in_its_column() -> None:
     tree = Tree()
     root = tree.add(
