@@ -127,8 +127,11 @@ def board_page(
     radar first (docs/scoring.md: renormalised over the axes that have a
     value), the canonical order breaking ties."""
     b = agent_board.c
-    live = select(agents.c.id).where(agents.c.deleted_at.is_(None)).scalar_subquery()
-    where = [b.agent_id.in_(live)]
+    # NOT IN the (few) deleted agents rather than IN the live ones: with
+    # 100,000 agents SQLite built the list of every live one, then probed the
+    # board once per agent (storage/board_recent.py measured 210 ms -> 26 ms).
+    deleted = select(agents.c.id).where(agents.c.deleted_at.is_not(None))
+    where = [b.agent_id.not_in(deleted)]
     if not everything:
         where.append(b.listed.is_(True))
     order: list[Any] = []
