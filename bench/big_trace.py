@@ -24,11 +24,11 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.support.otlp import EPOCH_NS, request, span  # noqa: E402
+from bench.support.servers import start_server  # noqa: E402
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.keys import KeyStore  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
-from tests.integration.processes import start_server  # noqa: E402
-from tests.otlp_builders import EPOCH_NS, request, span  # noqa: E402
 
 TRACE = bytes.fromhex("5e55" * 8)
 ROOT, AGENT = bytes.fromhex("00000000000000a1"), bytes.fromhex("00000000000000a2")

@@ -3,7 +3,7 @@
     python bench/crash.py [--trials 20] [--store sqlite|postgresql] [--seed N]
                           [--kinds load,retention,migration,grade]
 
-Runs `--trials` trials, cycling through the kinds (tests/integration/crashes.py:
+Runs `--trials` trials, cycling through the kinds (bench/support/crashes.py:
 during load on both doors, during a retention pass, during `db upgrade` from
 revision 0008, during grade writes), each on a fresh database (PostgreSQL: a
 throwaway durable cluster, one database per trial). Prints one line per
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ingest import fresh_databases  # noqa: E402
-from tests.integration.crashes import KINDS, Trial, run_trial  # noqa: E402
+from bench.support.crashes import KINDS, Trial, run_trial  # noqa: E402
 
 
 def main() -> None:

@@ -23,8 +23,8 @@ import grpc
 import httpx
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.integration.processes import EXPORT, ServerProcess, cli, start_server
-from tests.otlp_builders import simple_trace
+from bench.support.otlp import simple_trace
+from bench.support.servers import EXPORT, ServerProcess, cli, start_server
 
 HOLD_S = 40.0  # longer than the body timeout (30 s), so its effect shows
 LOW_NOFILE = 1024  # the common soft limit; the 20,000 took 10x longer to reach

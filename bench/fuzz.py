@@ -4,10 +4,10 @@
                          [--seed 1] [--minutes 120] [--store sqlite|postgresql]
 
 Starts one collector process with its default settings and an ingest key,
-then sends `--inputs` mutated exports per door (tests/integration/fuzz_inputs.py:
+then sends `--inputs` mutated exports per door (bench/support/fuzz_inputs.py:
 recorded framework payloads and hand-built requests, mutated as bytes, as
 protobuf fields, as OTLP/JSON trees and as gzip) from `--workers` processes.
-Every answer is judged (tests/integration/fuzzing.py); prints the inputs
+Every answer is judged (bench/support/fuzzing.py); prints the inputs
 tried, answers by kind, failures (5xx or undocumented answers, hangs,
 crashes), inputs per second and the peak RSS of the server and its decoder
 processes, then checks the server still answers and the database is intact.
@@ -29,9 +29,9 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.fuzzing import Tally, Target, fuzz, keep  # noqa: E402
-from tests.integration.processes import MemorySampler, cli, start_server  # noqa: E402
-from tests.postgres import PostgresCluster  # noqa: E402
+from bench.support.fuzzing import Tally, Target, fuzz, keep  # noqa: E402
+from bench.support.postgres import PostgresCluster  # noqa: E402
+from bench.support.servers import MemorySampler, cli, start_server  # noqa: E402
 
 
 def main() -> None:

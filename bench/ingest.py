@@ -35,14 +35,14 @@ from sqlalchemy import create_engine, text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.payloads import build_requests  # noqa: E402
-from tests.integration.processes import (  # noqa: E402
+from bench.support.postgres import PostgresCluster  # noqa: E402
+from bench.support.servers import (  # noqa: E402
     ExportRefused,
     OtlpClient,
     ServerProcess,
     cli,
     start_server,
 )
-from tests.postgres import PostgresCluster  # noqa: E402
 
 SENDERS = int(__import__("os").environ.get("BENCH_SENDERS", "4"))
 

@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.support.runs import a_run  # noqa: E402
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
 from collector.storage.recent_keys import RecentKeys  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
-from tests.collector.test_kept_totals import a_run  # noqa: E402
 
 
 def fill(path: Path, count: int) -> None:

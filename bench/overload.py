@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.door_attacks import attack_rows, print_rows  # noqa: E402
 from bench.ingest import fresh_databases  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
-from tests.integration.processes import (  # noqa: E402
+from bench.support.servers import (  # noqa: E402
     HTTP_TRANSPORT_ERRORS,
     ExportRefused,
     MemorySampler,

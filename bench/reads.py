@@ -34,6 +34,8 @@ from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.support.postgres import PostgresCluster  # noqa: E402
+from bench.support.servers import start_server  # noqa: E402
 from collector.assembly.identity import agent_id  # noqa: E402
 from collector.storage.dialect import (  # noqa: E402
     fold_run_deltas,
@@ -43,8 +45,6 @@ from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
 from collector.storage.tables import agent_board, agents, runs  # noqa: E402
-from tests.integration.processes import start_server  # noqa: E402
-from tests.postgres import PostgresCluster  # noqa: E402
 
 
 def fill(url: str, count: int, agent_count: int = 1) -> str:

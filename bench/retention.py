@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ingest import drive  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
-from tests.integration.processes import cli, start_server  # noqa: E402
-from tests.postgres import PostgresCluster  # noqa: E402
+from bench.support.postgres import PostgresCluster  # noqa: E402
+from bench.support.servers import cli, start_server  # noqa: E402
 
 PER_REQUEST = 512
 TABLES = ("spans", "traces", "resources", "runs", "run_deltas", "run_totals")

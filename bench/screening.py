@@ -37,13 +37,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.support.servers import start_server  # noqa: E402
 from collector.screening.http_target import HttpTarget  # noqa: E402
 from collector.screening.plan import Dispatch, Screening, round_dispatches  # noqa: E402
 from collector.screening.progress import RoundLines  # noqa: E402
 from collector.screening.recorder import Recorder  # noqa: E402
 from collector.screening.screener import screen  # noqa: E402
 from collector.screening.suite import Suite, load_suite  # noqa: E402
-from tests.integration.processes import start_server  # noqa: E402
 
 ANSWER = b'{"output": "refund issued", "input_tokens": 12, "output_tokens": 4}'
 

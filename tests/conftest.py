@@ -2,7 +2,7 @@
 
 `database_url` is THE parametrised fixture: every test that takes it runs on
 SQLite (a file in the test's temp dir) and on PostgreSQL (a fresh database in
-one throwaway cluster per session, see tests/postgres.py).
+one throwaway cluster per session, see bench/support/postgres.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.postgres import PostgresCluster
+from bench.support.postgres import PostgresCluster
 
 # The reference data the tests load: copies kept in the repository, so a
 # clone stands alone; tests/test_fixtures.py checks them against the

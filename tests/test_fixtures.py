@@ -15,7 +15,7 @@ from tests.conftest import FIXTURES, SHARED
 
 COPIES = {"fixtures": FIXTURES, "corpus": FIXTURES / "corpus"}
 # Not copies: the corpus is compared on its own; fuzz/ holds the inputs our
-# fuzzer found failing (tests/integration/fuzzing.py) and recordings/ the
+# fuzzer found failing (bench/support/fuzzing.py) and recordings/ the
 # frameworks we recorded ourselves (recordings/ at the top), which are ours.
 NOT_COPIES = (FIXTURES / "corpus", FIXTURES / "fuzz", FIXTURES / "recordings")
 

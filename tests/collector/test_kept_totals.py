@@ -5,12 +5,12 @@ the grade update, deletes, the PostgreSQL placeholder rows, and folds."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 from sqlalchemy import text
 
 from api.ports import RunFilter
+from bench.support.runs import a_run
 from collector.storage import kept_totals
 from collector.storage.dialect import (
     delete_runs,
@@ -30,48 +30,6 @@ SCANNED = text(
     "sum(CASE WHEN success THEN 1 ELSE 0 END), sum(latency_ms), count(latency_ms), "
     "sum(COALESCE(cost_usd, 0)) FROM runs GROUP BY agent_id, status, cost_source"
 )
-
-
-def a_run(rnd: random.Random, index: int) -> RunRow:
-    status = rnd.choice(["running", "completed", "completed", "failed", "timeout"])
-    started = 1_000 + rnd.randint(0, 10**6)
-    values: dict[str, Any] = {
-        "id": f"run-{index:04d}",
-        "owner": "o",
-        "agent_id": rnd.choice(["agent-a", "agent-b"]),
-        "trace_id": f"{index:032x}",
-        "run_key": f"trace:{index:032x}",
-        "root_span_id": None,
-        "task_id": rnd.choice([None, "t1", "t2", "t3"]),
-        "version": rnd.choice([None, "1.0", "2.0"]),
-        "status": status,
-        "success": None if status == "running" else rnd.choice([None, True, False]),
-        "success_source": rnd.choice(["reported", "status"]),
-        "started_ns": started,
-        "ended_ns": started + 5,
-        "latency_ms": rnd.choice([None, rnd.uniform(1, 9000)]),
-        "steps": rnd.randint(0, 5),
-        "tool_errors": 0,
-        "llm_calls": 1,
-        "input_tokens": None,
-        "output_tokens": None,
-        "cost_usd": rnd.choice([None, round(rnd.uniform(0, 0.2), 6)]),
-        "cost_source": rnd.choice([None, "reported", "estimated"]),
-        "error_class": "none",
-        "span_count": 3,
-        "has_agent_span": rnd.random() < 0.5,
-        "last_received_at": 1.0,
-        "check_at": None,
-        "terminal_at": None if status == "running" else float(started),
-        "tool_calls": "[]",
-        "updated_at": 1.0,
-        "evaluation": None,
-        "screening_id": rnd.choice([None, "s1"]),
-        "screening_round": None,
-        "suite_name": None,
-        "suite_digest": None,
-    }
-    return RunRow(*(values[c] for c in RUN_COLUMNS))
 
 
 def kept_equals_scan(db: Database) -> None:

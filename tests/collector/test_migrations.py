@@ -9,6 +9,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
 
+from bench.support.servers import cli
 from collector.runs.store import load_trace_facts
 from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, open_database
@@ -18,7 +19,6 @@ from collector.storage.rows import SPAN_COLUMNS, resource_digest
 from collector.storage.tables import metadata
 from collector.storage.writes import write_batch
 from tests.collector.span_rows import span_row
-from tests.integration.processes import cli
 
 
 def test_migrated_schema_matches_the_table_definitions(database_url: str) -> None:

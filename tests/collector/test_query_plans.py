@@ -8,10 +8,10 @@ import json
 import pytest
 from sqlalchemy import text
 
+from bench.support.postgres import PostgresCluster
 from collector.storage.dialect import SPANS_PER_NUMBER_PG, rows_by_number_pg
 from collector.storage.engine import open_database
 from collector.storage.migrate import create_schema
-from tests.postgres import PostgresCluster
 
 SPANS = 60_000
 

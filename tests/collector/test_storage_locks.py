@@ -6,6 +6,7 @@ import threading
 
 from sqlalchemy import text
 
+from bench.support.postgres import PostgresCluster
 from collector.runs.store import load_trace_facts
 from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, open_database
@@ -13,7 +14,6 @@ from collector.storage.migrate import create_schema
 from collector.storage.sweeper_lease import SweeperLease
 from collector.storage.writes import delete_old_spans, write_batch
 from tests.collector.span_rows import span_row
-from tests.postgres import PostgresCluster
 
 
 def migrated(url: str) -> Database:

@@ -30,9 +30,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
+from bench.support.servers import cli
 from tests.dashboard.conftest import Live
-from tests.integration.processes import cli
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 from tests.screening_agent import Calls, act, serving
 
 AGENT = "shop-bot"

@@ -148,8 +148,8 @@ def test_a_null_axis_says_how_many_runs_it_needs_and_is_never_drawn_as_zero(
     live: Live, browser: webdriver.Chrome
 ) -> None:
     """A new agent with three runs: too few latencies and no repeated task."""
-    from tests.integration.processes import OtlpClient
-    from tests.otlp_builders import agent_run
+    from bench.support.otlp import agent_run
+    from bench.support.servers import OtlpClient
 
     client = OtlpClient(live.server, live.key)
     for task in ("a", "b", "c"):

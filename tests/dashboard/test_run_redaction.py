@@ -13,10 +13,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
+from bench.support.servers import cli
 from tests.dashboard.conftest import Live, screenshot
 from tests.dashboard.test_pages import no_page_errors
-from tests.integration.processes import cli
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 AGENT = "private-bot"  # no task and no agent span: off the board the other tests read
 FREE_TEXT_CLASS = "LookupError: no account for jane@example.com"

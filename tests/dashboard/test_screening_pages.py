@@ -21,6 +21,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from bench.support.servers import cli, start_server
 from scoring import grade, norm
 from tests.dashboard.conftest import Live, screenshot
 from tests.dashboard.screened import (
@@ -37,7 +38,6 @@ from tests.dashboard.screened import (
     write_suite,
 )
 from tests.dashboard.test_pages import no_page_errors
-from tests.integration.processes import cli, start_server
 from tests.screening_agent import serving
 
 AXES = ("correctness", "latency", "cost", "tool_efficiency", "robustness")

@@ -15,9 +15,9 @@ import grpc
 import httpx
 from sqlalchemy import text
 
+from bench.support.servers import EXPORT
 from collector.service import Service, build
 from collector.settings import Settings
-from tests.integration.processes import EXPORT
 
 # What a run IS, for tests comparing two deliveries of the same spans: every
 # run column but ids derived from the owner and the collector clock's stamps.

@@ -11,8 +11,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from bench.support.otlp import agent_run
 from tests.integration.harness import running_collector
-from tests.otlp_builders import agent_run
 
 
 def many_agents(names: list[str]) -> bytes:

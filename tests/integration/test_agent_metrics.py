@@ -10,10 +10,10 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.support.otlp import EPOCH_NS, agent_run, new_span_id, new_trace_id, request, span
 from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 from scoring import policy
 from tests.integration.harness import Collector, FakeClock, running_collector
-from tests.otlp_builders import EPOCH_NS, agent_run, new_span_id, new_trace_id, request, span
 
 DAY = 86_400.0
 API = "/api/v1"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import scoring
+from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, wait_for
-from tests.otlp_builders import agent_run, new_span_id, new_trace_id, request, span
 
 API = "/api/v1"
 

@@ -17,10 +17,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from bench.support.otlp import new_span_id, new_trace_id, request, simple_trace, span
 from collector.storage.engine import open_database
 from collector.storage.keys import KeyStore
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, simple_trace, span
 
 BASELINE_SPANS = 4
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench.support.otlp import agent_run
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import agent_run
 
 # name -> (runs, latency ms, passes): fast but failing, slow but right, in between
 AGENTS = {"fast-wrong": (6, 300, 2), "slow-right": (6, 7_000, 6), "middle": (6, 2_000, 4)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.integration.processes import OtlpClient, cli, start_server
-from tests.otlp_builders import agent_run
+from bench.support.otlp import agent_run
+from bench.support.servers import OtlpClient, cli, start_server
 
 
 def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: str) -> None:

@@ -104,7 +104,7 @@ def mismatches(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
 def test_a_trace_sent_in_one_request_has_its_run_when_the_export_is_answered(
     tmp_path: Path, database_url: str
 ) -> None:
-    from tests.otlp_builders import simple_trace
+    from bench.support.otlp import simple_trace
 
     with running_collector(
         tmp_path, assembly_delay_s=60, database_url=database_url

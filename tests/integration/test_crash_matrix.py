@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.integration.crashes import KINDS, run_trial
+from bench.support.crashes import KINDS, run_trial
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from bench.support.otlp import EPOCH_NS, new_span_id, new_trace_id, request, span
 from tests.integration.harness import RUN_OUTCOME_COLUMNS, Collector, running_collector
-from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
 CONVENTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "genai": {

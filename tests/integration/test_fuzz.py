@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.fuzzing import FuzzClient, Tally, Target, fuzz, keep, kept_cases
-from tests.integration.processes import ServerProcess, cli, start_server
+from bench.support.fuzzing import FuzzClient, Tally, Target, fuzz, keep, kept_cases
+from bench.support.servers import ServerProcess, cli, start_server
 
 FUZZ_INPUTS = int(os.environ.get("FUZZ_INPUTS", "4000"))
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, FakeClock, running_collector
 from tests.integration.test_grades import grader_key, post_grade
-from tests.otlp_builders import agent_run, new_span_id, new_trace_id, request, span
 
 AGENT = "graded-agent"
 QUOTA = 10_000

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
 from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 from tests.integration.harness import Collector, FakeClock, running_collector, wait_for
 from tests.integration.test_api import agent_id, completed_runs
-from tests.otlp_builders import agent_run, new_span_id, new_trace_id, request, span
 
 GRADES = "/api/v1/grades"
 LOCAL = FLAG_HAS_IS_REMOTE  # the parent is known to be local: no root until it comes

@@ -20,10 +20,10 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bench.support.otlp import simple_trace
+from bench.support.servers import EXPORT
 from tests.integration.harness import Collector, running_collector, wait_for
 from tests.integration.outages import GENEROUS_S, metric
-from tests.integration.processes import EXPORT
-from tests.otlp_builders import simple_trace
 
 
 @contextmanager

@@ -29,10 +29,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from sqlalchemy import create_engine, text
 
-from tests.integration.fuzz_inputs import message_to_json, varint
+from bench.support.fuzz_inputs import message_to_json, varint
+from bench.support.otlp import EPOCH_NS, new_span_id, new_trace_id, request, span
+from bench.support.servers import EXPORT, MemorySampler, ServerProcess, cli, start_server
 from tests.integration.harness import wait_for
-from tests.integration.processes import EXPORT, MemorySampler, ServerProcess, cli, start_server
-from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
 BOUND_MB = 600  # server + 2 decoders idle at ~250 MB; 16 MiB bodies decode to a few copies
 PEAKS: dict[str, int] = {}

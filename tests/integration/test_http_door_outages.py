@@ -24,6 +24,8 @@ import httpx
 import pytest
 from google.rpc import status_pb2
 
+from bench.support.otlp import simple_trace
+from bench.support.servers import cli, start_server
 from tests.integration.harness import Collector, running_collector, wait_for
 from tests.integration.outages import (
     GENEROUS_S,
@@ -33,8 +35,6 @@ from tests.integration.outages import (
     until_closed,
     upload_head,
 )
-from tests.integration.processes import cli, start_server
-from tests.otlp_builders import simple_trace
 
 Connect = Callable[[Collector], socket.socket]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 # Every kind of route the port serves: health, API, dashboard, static files,
 # the OpenAPI document, the API reference, and the OTLP door.

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.support.otlp import EPOCH_NS, new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
 YEAR_2262_NS = 9_200_000_000 * 10**9
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.support.otlp import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 from collector.storage.dialect import merge_key_tails
 from collector.storage.engine import writing
 from tests.integration.harness import Collector
-from tests.otlp_builders import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 
 API = "/api/v1"
 

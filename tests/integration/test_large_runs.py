@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.support.otlp import agent_run
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import agent_run
 
 
 def get(c: Collector, path: str, **params: Any) -> Any:

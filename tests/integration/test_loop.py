@@ -15,8 +15,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from bench.support.servers import cli
 from tests.integration.harness import Collector, running_collector, wait_for
-from tests.integration.processes import cli
 
 API = "/api/v1"
 T0 = 1_790_000_000_000_000_000

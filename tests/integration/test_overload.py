@@ -15,8 +15,8 @@ from pathlib import Path
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
+from bench.support.otlp import simple_trace
 from tests.integration.harness import Collector, running_collector, wait_for
-from tests.otlp_builders import simple_trace
 
 
 def metric(c: Collector, name: str) -> float:

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from bench.support.otlp import new_span_id, new_trace_id, request, simple_trace, span
 from collector.errors import BadRequest
 from collector.writer import Batch
 from tests.collector.span_rows import span_row
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, simple_trace, span
 
 TOO_LATE = 1 << 63  # legal for a fixed64, not for a signed 64-bit column
 

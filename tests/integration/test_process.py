@@ -13,7 +13,8 @@ import grpc
 import httpx
 from sqlalchemy import create_engine, text
 
-from tests.integration.processes import (
+from bench.support.otlp import new_span_id, new_trace_id, request, span
+from bench.support.servers import (
     HTTP_TRANSPORT_ERRORS,
     ExportRefused,
     OtlpClient,
@@ -21,7 +22,6 @@ from tests.integration.processes import (
     cli,
     start_server,
 )
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 
 def stored_ids(database_url: str) -> set[str]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, running_collector
 from tests.integration.test_api import agent_id, completed_runs, run_trace
 from tests.integration.test_grades import grader_key, post_grade
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 AGENT = "private-agent"
 API = "/api/v1"

@@ -20,10 +20,10 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sqlalchemy import create_engine, text
 
+from bench.support.otlp import agent_run, request
+from bench.support.postgres import PostgresCluster
+from bench.support.servers import OtlpClient, ServerProcess, cli, start_server
 from tests.integration.harness import RUN_OUTCOME_COLUMNS
-from tests.integration.processes import OtlpClient, ServerProcess, cli, start_server
-from tests.otlp_builders import agent_run, request
-from tests.postgres import PostgresCluster
 
 COMPARED = ("id", "agent_id", "trace_id", *RUN_OUTCOME_COLUMNS)  # one owner: ids agree too
 TRACES = 60

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.generation.case import Case
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.integration.processes import ServerProcess, cli, start_server
+from bench.support.servers import ServerProcess, cli, start_server
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "30"))
 KEYS: dict[str, str] = {}

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from bench.support.otlp import EPOCH_NS, new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, running_collector, wait_for
-from tests.otlp_builders import EPOCH_NS, new_span_id, new_trace_id, request, span
 
 TASKS, ROUNDS = 10, 3
 TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, running_collector
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
 MB = 1024 * 1024
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.support.otlp import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 from tests.integration.harness import FakeClock, running_collector
-from tests.otlp_builders import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
 
 AGENT_SPAN = {"gen_ai.operation.name": "invoke_agent"}
 TOOL_SPAN = {"gen_ai.operation.name": "execute_tool"}

@@ -15,10 +15,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 import proto
+from bench.support.otlp import any_value, new_span_id, new_trace_id, request, span
 from proto.responses import export_response, export_response_message, status_body
 from proto.values import limit_attributes, nesting, to_python
 from proto.view import json_value, resource_attributes, span_details
-from tests.otlp_builders import any_value, new_span_id, new_trace_id, request, span
 
 SELECT = proto.Selection(
     keys=frozenset({"wanted"}),

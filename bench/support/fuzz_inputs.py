@@ -41,10 +41,10 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from bench.support.otlp import new_span_id, new_trace_id, request, span
 from collector.assembly.conventions import SELECTED_KEYS
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "corpus"
 PROTOBUF, JSON = "protobuf", "json"
 ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 

@@ -29,10 +29,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tests.integration.fuzz_inputs import JSON, Case, Mutator, seed_messages
-from tests.integration.processes import EXPORT
+from bench.support.fuzz_inputs import JSON, Case, Mutator, seed_messages
+from bench.support.servers import EXPORT
 
-REGRESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
+REGRESSIONS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "fuzz"
 HANG_S = 30.0
 HTTP_PASSING = {200, 400, 401, 413, 415, 503}
 GRPC_PASSING = {

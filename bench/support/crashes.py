@@ -37,9 +37,8 @@ import httpx
 from alembic import command
 from sqlalchemy import Engine, create_engine, text
 
-from collector.storage.engine import open_database
-from collector.storage.migrate import _config, current_revision, head_revision
-from tests.integration.processes import (
+from bench.support.otlp import new_span_id, new_trace_id, request, span
+from bench.support.servers import (
     HTTP_TRANSPORT_ERRORS,
     ExportRefused,
     OtlpClient,
@@ -48,7 +47,8 @@ from tests.integration.processes import (
     process_tree,
     start_server,
 )
-from tests.otlp_builders import new_span_id, new_trace_id, request, span
+from collector.storage.engine import open_database
+from collector.storage.migrate import _config, current_revision, head_revision
 
 RUNS_SETTLE_S = 20.0
 KINDS = ("load", "retention", "migration", "grade")
