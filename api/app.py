@@ -18,8 +18,10 @@ from api.auth import KeyChecker
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
-from api.ports import GradeStore, ReadStore, WeightStore
-from api.routes import agents, evidence, loop, me, runs, screenings
+from api.ports import AgentWrites, GradeStore, ReadStore, WeightStore
+from api.problem_answers import problem_answered
+from api.problems import Problem
+from api.routes import agents, loop, me, runs, screenings
 from api.routes import grades as grades_route
 
 
@@ -46,19 +48,20 @@ class RefuseNul:
 def create_api(
     reads: ReadStore,
     keys: KeyChecker,
-    weights: WeightStore,
-    grades: GradeStore | None = None,
     *,
+    weights: WeightStore,
+    grades: GradeStore,
+    agent_writes: AgentWrites,
     metrics: Callable[[], bytes],
     insecure: bool = False,
     routes: Sequence[BaseRoute] = (),
     host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
-    """The read API; `routes` are served too, before its own (the OTLP/HTTP door).
-
-    Without `grades` (the CLI's in-process reads) POST /grades answers 503.
-    `host` (the bound address) and `allowed_hosts` are the `Host` names every
+    """The read API and the dashboard; `routes` are served too, before its own
+    (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
+    each have their own port (`weights`, `grades`, `agent_writes`). `host`
+    (the bound address) and `allowed_hosts` are the `Host` names every
     request must use, besides localhost (api.hosts).
     """
     app = FastAPI(
@@ -73,12 +76,14 @@ def create_api(
         exception_handlers={
             RequestValidationError: validation_failed,
             StarletteHTTPException: http_error,
+            Problem: problem_answered,
         },
     )
     app.state.reads = reads
     app.state.keys = keys
     app.state.weights = weights
     app.state.grades = grades
+    app.state.agent_writes = agent_writes
     app.state.insecure = insecure
     app.router.routes[:0] = routes
     app.include_router(agents.router)
@@ -86,7 +91,6 @@ def create_api(
     app.include_router(loop.router)
     app.include_router(me.router)
     app.include_router(runs.router)
-    app.include_router(evidence.router)
     app.include_router(screenings.router)
     app.include_router(dashboard.router)
     app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")

@@ -1,90 +1,15 @@
-"""Request dependencies: the store, the caller's identity, page parameters."""
+"""Request dependencies: the stores, the caller's identity, page and filter parameters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, NoReturn
+from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Query, Request
+from fastapi import Depends, Header, Query, Request
 
-from api.auth import INSECURE_OWNER, KeyChecker, key_from_headers
-from api.ports import GradeStore, ReadStore, RunFilter, WeightStore
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who reads: the owner of a valid key, or nobody; `open` under --insecure.
-
-    docs/api.md "Who may read what": --insecure opens every read (traces and
-    the text a span or a grader wrote included) and no write: deleting an
-    agent, posting a grade and saving radar weights still take a key.
-    """
-
-    owner: str | None
-    open: bool
-    role: str | None = None  # the key's: `agent` or `grader`
-
-    def sees_owned(self, owner: str) -> bool:
-        """May this caller read what only `owner` may (a trace, a grade's text)?"""
-        return self.open or (self.owner is not None and self.owner == owner)
-
-    def require_reader(self, owner: str) -> None:
-        """An owner-only read: the owner's key, or anyone under --insecure."""
-        if not self.sees_owned(owner):
-            self._refuse()
-
-    def require_owner(self, owner: str) -> None:
-        """A write to the owner's things: their key, whatever the mode (no key
-        401, another owner's key 403)."""
-        if self.owner is None or self.owner != owner:
-            self._refuse()
-
-    def _refuse(self) -> NoReturn:
-        if self.owner is None:
-            raise HTTPException(
-                401,
-                "an ingest key of the owner is required",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        raise HTTPException(403, "this key belongs to another owner")
-
-    def personal(self) -> str | None:
-        """The owner whose personal settings apply when reading: the key's;
-        `local` when --insecure lets keyless callers in (as keyless ingest);
-        else None."""
-        if self.owner is not None:
-            return self.owner
-        return INSECURE_OWNER if self.open else None
-
-    def grader(self) -> str:
-        """The owner a grade is stored under: a `grader` key's (401 without a
-        key, --insecure or not; 403 for an agent key)."""
-        if self.owner is None:
-            raise HTTPException(
-                401, "a grader key is required", headers={"WWW-Authenticate": "Bearer"}
-            )
-        if self.role != "grader":
-            raise HTTPException(403, "only a key with the grader role may post grades")
-        return self.owner
-
-    def me(self) -> str:
-        """`personal`, required (reading one's settings): 401 without a key."""
-        owner = self.personal()
-        if owner is None:
-            raise _no_key()
-        return owner
-
-    def key_owner(self) -> str:
-        """The owner of the caller's key, for a write: 401 without a valid key,
-        --insecure or not."""
-        if self.owner is None:
-            raise _no_key()
-        return self.owner
-
-
-def _no_key() -> HTTPException:
-    return HTTPException(401, "an ingest key is required", headers={"WWW-Authenticate": "Bearer"})
+from api.auth import Caller, KeyChecker, key_from_headers
+from api.ports import AgentWrites, GradeStore, ReadStore, RunFilter, WeightStore
+from api.problems import Invalid
 
 
 def get_store(request: Request) -> ReadStore:
@@ -93,10 +18,13 @@ def get_store(request: Request) -> ReadStore:
 
 
 def get_grades(request: Request) -> GradeStore:
-    grades: GradeStore | None = request.app.state.grades
-    if grades is None:
-        raise HTTPException(503, "grades are posted to a running server (badge-collector serve)")
+    grades: GradeStore = request.app.state.grades
     return grades
+
+
+def get_agent_writes(request: Request) -> AgentWrites:
+    writes: AgentWrites = request.app.state.agent_writes
+    return writes
 
 
 def get_weights(request: Request) -> WeightStore:
@@ -127,6 +55,7 @@ def get_caller(
 StoreDep = Annotated[ReadStore, Depends(get_store)]
 WeightsDep = Annotated[WeightStore, Depends(get_weights)]
 GradesDep = Annotated[GradeStore, Depends(get_grades)]
+AgentWritesDep = Annotated[AgentWrites, Depends(get_agent_writes)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 PageSize = Annotated[int, Query(ge=1, le=500, description="items per page")]
 Cursor = Annotated[
@@ -140,15 +69,15 @@ Cursor = Annotated[
 
 
 def _instant(name: str, text: str | None) -> float | None:
-    """An RFC 3339 time as epoch seconds; 422 when it is not one."""
+    """An RFC 3339 time as epoch seconds; Invalid when it is not one."""
     if text is None:
         return None
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise HTTPException(422, f"{name} must be an RFC 3339 time, not {text!r}") from None
+        raise Invalid(f"{name} must be an RFC 3339 time, not {text!r}") from None
     if moment.tzinfo is None:
-        raise HTTPException(422, f"{name} needs a UTC offset (e.g. Z): {text!r}")
+        raise Invalid(f"{name} needs a UTC offset (e.g. Z): {text!r}")
     return moment.timestamp()
 
 

@@ -4,6 +4,7 @@ OpenAPI document says.
 FastAPI's own validation errors carried `detail` as an array while ours
 carried a string, and the schema promised the array for both; a 405 named
 only the first route's method in `Allow`. Both are answered here instead.
+The read layer's problems are answered in api.problem_answers.
 """
 
 from __future__ import annotations

@@ -224,13 +224,13 @@ class Scores:
 
 
 class ReadStore(Protocol):
+    """Reads only: what a view needs to answer. Writes are ports of their own
+    (AgentWrites, WeightStore, GradeStore), so a read store can be handed to
+    anything that only reads."""
+
     def ready(self) -> bool: ...
 
-    def agents(self) -> list[AgentInfo]: ...
-
     def agent(self, agent_id: str) -> AgentInfo | None: ...
-
-    def composites(self) -> dict[str, Composite | None]: ...
 
     def board(
         self,
@@ -242,8 +242,6 @@ class ReadStore(Protocol):
     ) -> tuple[list[BoardRow], int]:
         """A page of the kept board and how many agents it ranks."""
         ...
-
-    def delete_agent(self, agent_id: str) -> None: ...
 
     def summary(
         self, agent_id: str, where: RunFilter = ALL_RUNS
@@ -268,10 +266,6 @@ class ReadStore(Protocol):
         from one pass over them (graded runs not counted: see `summary`)."""
         ...
 
-    def graded_counts(self) -> dict[str, int]:
-        """Completed runs whose outcome is graded, per agent (the leaderboard)."""
-        ...
-
     def runs(
         self,
         *,
@@ -285,14 +279,17 @@ class ReadStore(Protocol):
         limit: int,
     ) -> list[tuple[RunInfo, int]]: ...
 
-    def completed_runs(self, agent_id: str, limit: int) -> list[RunRecord]:
-        """The agent's latest completed runs, newest first by the time they
-        completed (the leaderboard's composite over time)."""
-        ...
-
     def run(self, run_id: str) -> RunInfo | None: ...
 
     def trace(self, run: RunInfo, max_spans: int) -> TraceView: ...
+
+
+class AgentWrites(Protocol):
+    """The one write to agents the API offers: the owner deletes one."""
+
+    def delete_agent(self, agent_id: str) -> None:
+        """The agent leaves lists; its runs stay; later spans are refused."""
+        ...
 
 
 class WeightStore(Protocol):
@@ -326,24 +323,7 @@ class GradeReceipt:
     run_ids: Sequence[str]
 
 
-class Unavailable(Exception):
-    """The store cannot take a write now; the client should retry (503)."""
-
-    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class QuotaExceeded(Exception):
-    """The owner's grades waiting for their runs would pass its quota; the
-    client may retry once some have met their runs or aged out (429)."""
-
-    def __init__(self, message: str, retry_after_s: float) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
 class GradeStore(Protocol):
     def save_grade(self, owner: str, grade: GradeInput) -> GradeReceipt:
-        """Durable before it returns; `Unavailable` when it cannot be now,
-        `QuotaExceeded` when it would wait past its owner's quota."""
+        """Durable before it returns; api.problems' `Unavailable` when it
+        cannot be now, `QuotaExceeded` when it would wait past its owner's quota."""

@@ -8,9 +8,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import HTTPException
-
 from api.ports import RunInfo, TraceSpan
+from api.problems import Invalid
 from api.schemas import RunSummary
 
 STATUS_NAMES = {0: "unset", 1: "ok", 2: "error"}
@@ -30,7 +29,7 @@ def decode_cursor(cursor: str) -> str:
     try:
         return base64.urlsafe_b64decode(cursor.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise HTTPException(422, "malformed cursor") from None
+        raise Invalid("malformed cursor") from None
 
 
 # What the cursors this API hands out decode to: a page offset, and a run
@@ -45,7 +44,7 @@ def page_offset(cursor: str) -> int:
     """The offset a cursor of a list paged by position holds (leaderboard, tool calls, versions)."""
     offset = decode_cursor(cursor)
     if not _OFFSET.fullmatch(offset):
-        raise HTTPException(422, "malformed cursor")
+        raise Invalid("malformed cursor")
     return int(offset)
 
 
@@ -53,7 +52,7 @@ def run_position(cursor: str) -> tuple[int, str]:
     """The (started_ns, run id) a run-list cursor holds."""
     match = _POSITION.fullmatch(decode_cursor(cursor))
     if match is None or not -_INT64 <= int(match[1]) < _INT64:
-        raise HTTPException(422, "malformed cursor")
+        raise Invalid("malformed cursor")
     return int(match[1]), match[2]
 
 

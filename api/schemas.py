@@ -187,3 +187,23 @@ class Trace(BaseModel):
         "attributes, events, classification, children"
     )
     truncated: bool
+
+
+class RadarWeights(BaseModel):
+    weights: dict[str, float] = Field(
+        description="axis -> weight: finite, non-negative; axes not named get 0"
+    )
+
+
+class SavedWeights(RadarWeights):
+    saved: bool = Field(description="false: no weights saved, these are the defaults")
+
+
+class GradeAccepted(BaseModel):
+    agent: str
+    run_key: str
+    success: bool
+    graded_at: str = Field(description="when the grade was stored (RFC 3339)")
+    run_ids: list[str] = Field(
+        description="stored runs graded now; empty: the grade waits for its run's spans"
+    )

@@ -9,14 +9,14 @@ grade's answer key would let an agent read the expected answers to its
 earlier runs of a task, and `error.type` is free text (issue 29).
 
 Every run the API or the dashboard shows passes through `shown_to`, so the
-two answer alike. Imports only the API's own ports and deps.
+two answer alike. Imports only the API's own ports and auth.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from api.deps import Caller
+from api.auth import Caller
 from api.ports import GradeInfo, RunInfo
 
 # The classes a harness or an instrumented client reports for a failed call;

@@ -3,23 +3,47 @@ AGENT`, `diagnose AGENT`, `demo`, and `grade AGENT RUN_KEY`.
 
 The reads read the database directly (same settings as `serve`) or a running
 server with `--url`; either way the numbers are the read API's, because the
-direct path calls the same route functions over the SQL read store. `grade`
-posts to a server: a grade is stored by the collector that writes runs.
+direct path calls the same read layer (api.views) the routes call, over the
+read store `serve` opens (collector.storage.read_side). `grade` posts to a
+server: a grade is stored by the collector that writes runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
+from api.auth import LOCAL_CALLER
+from api.ports import ALL_RUNS, RunFilter
+from api.problems import NotFound, Problem
+from api.views import agents as agent_views
+from api.views import loop as loop_views
+from api.views import runs as run_views
 from collector.settings import Settings
+
+
+def _bounded(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in [low, high], as the API's page sizes are."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {number}")
+        return number
+
+    return parse
 
 
 def add_read_commands(sub: Any) -> None:
@@ -30,7 +54,7 @@ def add_read_commands(sub: Any) -> None:
     score.add_argument("--weights", default=None, help="e.g. correctness:2,latency:1")
     runs = sub.add_parser("runs", help="an agent's latest runs")
     runs.add_argument("agent", help="agent id or name")
-    runs.add_argument("--limit", type=int, default=20)
+    runs.add_argument("--limit", type=_bounded(1, 500), default=20, help="1 to 500")
     compare = sub.add_parser("compare", help="did a new version do better or worse?")
     compare.add_argument("agent", help="agent id or name")
     compare.add_argument("--base", default=None, help="version before (default: second newest)")
@@ -43,7 +67,9 @@ def add_read_commands(sub: Any) -> None:
     diagnose = sub.add_parser("diagnose", help="the weakest axis and the runs behind it")
     diagnose.add_argument("agent", help="agent id or name")
     diagnose.add_argument("--version", default=None, help="only runs of this version")
-    diagnose.add_argument("--limit", type=int, default=5, help="offenders per axis")
+    diagnose.add_argument(
+        "--limit", type=_bounded(1, 100), default=5, help="offenders per axis (1 to 100)"
+    )
     for command in (agents, score, runs, compare, diagnose):
         command.add_argument(
             "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
@@ -70,30 +96,75 @@ def add_read_commands(sub: Any) -> None:
     demo.add_argument("--database-url", dest="database_url", default=None)
 
 
-class Reader:
-    """GET the read API's JSON, from a server or from the database in-process.
+class ReadFailed(Exception):
+    """A read the collector refused (unknown agent, bad weights, nothing to compare)."""
 
-    In-process, the request goes through the same FastAPI app `serve` runs
-    (routing, validation, errors), called directly over ASGI: the CLI and
-    the API cannot disagree.
+
+class Reader:
+    """The read API's documents (as JSON values), from a server or from a database.
+
+    `ServerReader` GETs them from a running collector; `DatabaseReader` calls
+    the read layer (api.views) over a read store opened from the settings,
+    the same functions the server's routes call, so the two cannot disagree.
     """
 
-    def __init__(self, url: str | None, settings: Settings) -> None:
-        self._url = url.rstrip("/") if url else None
-        self._settings = settings
-        self._app: Any = None
+    def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
+        raise NotImplementedError
 
-    def get(self, path: str, **params: Any) -> Any:
-        status, body = self.fetch(path, **params)
+    def has_agent(self, agent_id: str) -> bool:
+        raise NotImplementedError
+
+    def stats(self, agent_id: str) -> Any:
+        raise NotImplementedError
+
+    def fitness(self, agent_id: str, weights: str | None) -> Any:
+        raise NotImplementedError
+
+    def reliability(self, agent_id: str) -> Any:
+        raise NotImplementedError
+
+    def runs(self, agent_id: str, limit: int) -> Any:
+        raise NotImplementedError
+
+    def versions(self, agent_id: str) -> Any:
+        raise NotImplementedError
+
+    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+        """With each axis's evidence (paired tasks, what a missing verdict lacks)."""
+        raise NotImplementedError
+
+    def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
+        raise NotImplementedError
+
+    def agent_id(self, name_or_id: str) -> str:
+        """The id of an agent given by id or name, looked for page by page."""
+        if self.has_agent(name_or_id):
+            return name_or_id
+        cursor = None
+        while True:
+            page = self.board(everything=True, page_size=500, cursor=cursor)
+            for agent in page["items"]:
+                if name_or_id == agent["name"]:
+                    return str(agent["id"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                raise ReadFailed(f"no agent named {name_or_id!r}")
+
+
+class ServerReader(Reader):
+    """GET /api/v1/... of a running collector."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url.rstrip("/")
+
+    def _get(self, path: str, **params: Any) -> Any:
+        status, body = self._fetch(path, **params)
         if status != 200:
-            raise SystemExit(f"error: {_detail(body)}")
+            raise ReadFailed(str(_detail(body)))
         return body
 
-    def fetch(self, path: str, **params: Any) -> tuple[int, Any]:
-        """(status, JSON body) of a GET, errors included."""
+    def _fetch(self, path: str, **params: Any) -> tuple[int, Any]:
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        if self._url is None:
-            return asyncio.run(_asgi_get(self._open(), f"/api/v1{path}", query))
         try:
             with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
                 return int(r.status), json.load(r)
@@ -103,88 +174,106 @@ class Reader:
             except ValueError:
                 return exc.code, {"detail": exc.reason}
 
-    def _open(self) -> Any:
-        if self._app is None:
-            import time
+    def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
+        every = "true" if everything else None
+        return self._get("/agents", all=every, page_size=page_size, cursor=cursor)
 
-            from api.app import create_api
-            from collector.assembly.runs import Timers
-            from collector.storage.agents import AgentDirectory
-            from collector.storage.board import catch_up
-            from collector.storage.engine import open_database
-            from collector.storage.keys import KeyStore
-            from collector.storage.migrate import create_schema
-            from collector.storage.reads import SqlReadStore
-            from collector.storage.weights import SqlWeightStore
+    def has_agent(self, agent_id: str) -> bool:
+        return self._fetch(f"/agents/{urllib.parse.quote(agent_id, safe='')}")[0] == 200
 
-            s = self._settings
-            db = open_database(s.database_url, synchronous=s.sqlite_synchronous)
-            create_schema(db)
-            with db.writer.begin() as conn:  # the board as a running collector keeps it
-                catch_up(conn, time.time())
-            store_keys = KeyStore(db)
-            store = SqlReadStore(
-                db,
-                AgentDirectory(db),
-                Timers(s.orphan_grace_s, s.run_timeout_s, s.max_run_latency_s),
-                time.time,
+    def stats(self, agent_id: str) -> Any:
+        return self._get(f"/agents/{agent_id}/stats")
+
+    def fitness(self, agent_id: str, weights: str | None) -> Any:
+        return self._get(f"/agents/{agent_id}/fitness", weights=weights)
+
+    def reliability(self, agent_id: str) -> Any:
+        return self._get(f"/agents/{agent_id}/reliability")
+
+    def runs(self, agent_id: str, limit: int) -> Any:
+        return self._get("/runs", agent_id=agent_id, page_size=limit)
+
+    def versions(self, agent_id: str) -> Any:
+        return self._get(f"/agents/{agent_id}/versions")
+
+    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+        return self._get(f"/agents/{agent_id}/compare", base=base, head=head, evidence="true")
+
+    def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
+        return self._get(f"/agents/{agent_id}/diagnostics", version=version, limit=limit)
+
+
+class DatabaseReader(Reader):
+    """The read layer over the settings' database, in this process, read as the
+    keyless caller of --insecure (it has the database: it may read it all)."""
+
+    def __init__(self, settings: Settings) -> None:
+        import time
+
+        from collector.storage.read_side import open_read_side
+
+        self._db, self._side = open_read_side(settings, time.time)
+
+    def close(self) -> None:
+        self._db.dispose()
+
+    def _answer(self, view: Callable[[], BaseModel], exclude_unset: bool = False) -> Any:
+        """The view's document as the API would send it, or ReadFailed."""
+        try:
+            return view().model_dump(mode="json", exclude_unset=exclude_unset)
+        except Problem as exc:
+            raise ReadFailed(exc.detail) from None
+
+    def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
+        reads = self._side.reads
+        return self._answer(
+            lambda: agent_views.board(
+                reads, everything=everything, page_size=page_size, cursor=cursor
             )
-            self._app = create_api(
-                store,
-                store_keys,
-                SqlWeightStore(db),
-                metrics=lambda: b"",
-                insecure=True,
-                host=s.host,
-                allowed_hosts=s.allowed_hosts,
+        )
+
+    def has_agent(self, agent_id: str) -> bool:
+        try:
+            agent_views.find_agent(self._side.reads, agent_id)
+        except NotFound:
+            return False
+        return True
+
+    def stats(self, agent_id: str) -> Any:
+        return self._answer(lambda: agent_views.stats(self._side.reads, agent_id, ALL_RUNS))
+
+    def fitness(self, agent_id: str, weights: str | None) -> Any:
+        side = self._side
+        return self._answer(
+            lambda: agent_views.fitness(
+                side.reads, side.weights, LOCAL_CALLER, agent_id, ALL_RUNS, weights
             )
-        return self._app
+        )
 
-    def agent_id(self, name_or_id: str) -> str:
-        """The id of an agent given by id or name, looked for page by page."""
-        status, _ = self.fetch(f"/agents/{name_or_id}")
-        if status == 200:
-            return name_or_id
-        cursor = None
-        while True:
-            page = self.get("/agents", all="true", page_size=500, cursor=cursor)
-            for agent in page["items"]:
-                if name_or_id == agent["name"]:
-                    return str(agent["id"])
-            cursor = page["next_cursor"]
-            if cursor is None:
-                raise SystemExit(f"error: no agent named {name_or_id!r}")
+    def reliability(self, agent_id: str) -> Any:
+        return self._answer(lambda: agent_views.reliability(self._side.reads, agent_id, ALL_RUNS))
 
+    def runs(self, agent_id: str, limit: int) -> Any:
+        reads = self._side.reads
+        return self._answer(
+            lambda: run_views.list_runs(reads, LOCAL_CALLER, agent_id=agent_id, page_size=limit)
+        )
 
-async def _asgi_get(app: Any, path: str, query: str) -> tuple[int, Any]:
-    """One GET through an ASGI app, in this process."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": query.encode(),
-        "headers": [(b"host", b"localhost")],  # allowed by api.hosts: no network here
-        "client": ("127.0.0.1", 0),
-        "server": ("badge-collector-cli", 0),
-    }
-    answer: dict[str, Any] = {"status": 500, "body": b""}
+    def versions(self, agent_id: str) -> Any:
+        return self._answer(lambda: loop_views.versions(self._side.reads, agent_id))
 
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
+    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+        reads = self._side.reads
+        return self._answer(
+            lambda: loop_views.compare(reads, agent_id, base=base, head=head, evidence=True),
+            exclude_unset=True,  # as the route: `pairs` and `needed` only when asked for
+        )
 
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            answer["status"] = message["status"]
-        elif message["type"] == "http.response.body":
-            answer["body"] += message.get("body", b"")
-
-    await app(scope, receive, send)
-    return int(answer["status"]), json.loads(answer["body"] or b"null")
+    def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
+        where = RunFilter(version=version)
+        return self._answer(
+            lambda: loop_views.diagnostics(self._side.reads, agent_id, where, limit)
+        )
 
 
 def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -194,31 +283,38 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
         return run_demo(args, settings)
     if args.command == "grade":
         return post_grade(args, settings)
-    reader = Reader(args.url, settings)
+    reader: Reader = ServerReader(args.url) if args.url else DatabaseReader(settings)
     try:
-        if args.command == "agents":
-            print_agents(reader.get("/agents", all="true" if args.all else None)["items"])
-        elif args.command == "score":
-            ident = reader.agent_id(args.agent)
-            print_score(
-                reader.get(f"/agents/{ident}/stats"),
-                reader.get(f"/agents/{ident}/fitness", weights=args.weights),
-                reader.get(f"/agents/{ident}/reliability"),
-            )
-        elif args.command == "compare":
-            return compare_versions(reader, args)
-        elif args.command == "diagnose":
-            ident = reader.agent_id(args.agent)
-            body = reader.get(
-                f"/agents/{ident}/diagnostics", version=args.version, limit=args.limit
-            )
-            print_diagnosis(body, args.url or "http://127.0.0.1:4318")
-        else:
-            ident = reader.agent_id(args.agent)
-            print_runs(reader.get("/runs", agent_id=ident, page_size=args.limit)["items"])
+        return _read(reader, args)
+    except ReadFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except urllib.error.URLError as exc:
         print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if isinstance(reader, DatabaseReader):
+            reader.close()
+
+
+def _read(reader: Reader, args: argparse.Namespace) -> int:
+    """One read command's answer, printed; its exit code."""
+    if args.command == "agents":
+        print_agents(reader.board(everything=args.all)["items"])
+    elif args.command == "score":
+        ident = reader.agent_id(args.agent)
+        print_score(
+            reader.stats(ident), reader.fitness(ident, args.weights), reader.reliability(ident)
+        )
+    elif args.command == "compare":
+        return compare_versions(reader, args)
+    elif args.command == "diagnose":
+        ident = reader.agent_id(args.agent)
+        body = reader.diagnostics(ident, args.version, args.limit)
+        print_diagnosis(body, args.url or "http://127.0.0.1:4318")
+    else:
+        ident = reader.agent_id(args.agent)
+        print_runs(reader.runs(ident, args.limit)["items"])
     return 0
 
 
@@ -272,7 +368,7 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     with --fail-on-regression; 2: nothing to compare."""
     ident = reader.agent_id(args.agent)
     if args.base is None and args.head is None:
-        known = reader.get(f"/agents/{ident}/versions")["items"]
+        known = reader.versions(ident)["items"]
         if len(known) < 2:
             print(
                 f"error: {args.agent} has {len(known)} version(s); compare needs two "
@@ -280,11 +376,10 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    status, body = reader.fetch(
-        f"/agents/{ident}/compare", base=args.base, head=args.head, evidence="true"
-    )
-    if status != 200:
-        print(f"error: {_detail(body)}", file=sys.stderr)
+    try:
+        body = reader.compare(ident, args.base, args.head)
+    except ReadFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     print_comparison(body)
     return 1 if args.fail_on_regression and body["regressed"] else 0

@@ -23,7 +23,15 @@ class _Unused:
 
 
 def render() -> str:
-    app = create_api(_Unused(), _Unused(), _Unused(), _Unused(), metrics=lambda: b"")
+    unused = _Unused()
+    app = create_api(
+        unused,
+        unused,
+        weights=unused,
+        grades=unused,
+        agent_writes=unused,
+        metrics=lambda: b"",
+    )
     return json.dumps(app.openapi(), indent=2, sort_keys=True) + "\n"
 
 

@@ -19,7 +19,6 @@ import uvicorn
 import proto
 from api.app import create_api
 from collector.agent_metrics import AgentGauges
-from collector.assembly.runs import Timers
 from collector.ingest.admission import InflightBudget
 from collector.ingest.decoding import Decoder, default_workers, tune_gc
 from collector.ingest.path import Ingest
@@ -39,8 +38,7 @@ from collector.storage.agents import AgentDirectory
 from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema
-from collector.storage.reads import SqlReadStore
-from collector.storage.weights import SqlWeightStore
+from collector.storage.read_side import ReadSide, read_side, run_timers
 from collector.types import Clock
 from collector.writer import BatchWriter
 
@@ -60,7 +58,7 @@ class Service:
     maintenance: Maintenance
     grpc: GrpcDoor
     http: HttpDoor
-    reads: SqlReadStore
+    read: ReadSide
     decoder: Decoder
     grades: GradeDesk
     limits: DoorLimits
@@ -86,10 +84,11 @@ class Service:
         self.maintenance.start()
         self.grpc.start()
         app = create_api(
-            self.reads,
+            self.read.reads,
             self.keys,
-            SqlWeightStore(self.db),
-            self.grades,
+            weights=self.read.weights,
+            grades=self.grades,
+            agent_writes=self.read.agent_writes,
             metrics=self.render_metrics,
             insecure=s.insecure,
             routes=[self.http.route()],
@@ -162,7 +161,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     create_schema(db)
     metrics = Metrics()
     keys = KeyStore(db)
-    timers = Timers(settings.orphan_grace_s, settings.run_timeout_s, settings.max_run_latency_s)
+    timers = run_timers(settings)
     # The queue first, then the writer that fills it, then the two that work
     # from it through the writer's jobs: recomputation and maintenance.
     queue = TraceQueue()
@@ -202,7 +201,6 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )
-    reads = SqlReadStore(db, directory, timers, clock)
     door_limits = fit_descriptors(
         DoorLimits(
             max_body_bytes=settings.max_body_bytes,
@@ -223,7 +221,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         maintenance=maintenance,
         grpc=GrpcDoor(ingest, metrics, door_limits),
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
-        reads=reads,
+        read=read_side(db, directory, settings, clock),
         decoder=decoder,
         grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
         limits=door_limits,

@@ -12,15 +12,16 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from api.dashboard.charts import AXES, radar_shape
-from api.dashboard.pages import PageError, guarded, page, shown_as_page
+from api.dashboard.pages import page
 from api.deps import StoreDep
 from api.ports import ScreeningInfo
-from api.routes import agents as agent_routes
-from api.routes import loop as loop_routes
+from api.problems import Invalid
+from api.views import agents as agent_views
+from api.views import loop as loop_views
 
 router = APIRouter(include_in_schema=False)
 PICKED_SCREENINGS = 100  # the newest screenings the picker offers
@@ -29,7 +30,6 @@ Screening = Annotated[str | None, Query(max_length=64)]
 
 
 @router.get("/agents/{agent_id}/compare", response_class=HTMLResponse)
-@guarded
 def compare_page(
     agent_id: str,
     store: StoreDep,
@@ -41,14 +41,12 @@ def compare_page(
     after: Name = None,
 ) -> Response:
     """Both radars, each axis's verdict and its paired tasks, the tasks that moved."""
-    with shown_as_page():
-        agent = agent_routes.get_agent(agent_id, store)
+    agent = agent_views.agent(store, agent_id)
     if before or after:
         return RedirectResponse(_address(agent.id, before, after), status_code=303)
-    with shown_as_page():
-        versions = loop_routes.versions(agent_id, store).items
-        screenings = store.screenings(agent.id)
-    names = [loop_routes.NULL_VERSION if v.version is None else v.version for v in versions]
+    versions = loop_views.versions(store, agent.id).items
+    screenings = store.screenings(agent.id)
+    names = [loop_views.NULL_VERSION if v.version is None else v.version for v in versions]
     sides = {
         "base": base or None,
         "head": head or None,
@@ -58,17 +56,17 @@ def compare_page(
     result, problem = None, None
     try:
         _fill_defaults(sides, names, screenings)
-        result = loop_routes.compare(
-            agent_id,
+        result = loop_views.compare(
             store,
+            agent.id,
             base=sides["base"],
             head=sides["head"],
             evidence=True,
             base_screening=sides["base_screening"],
             head_screening=sides["head_screening"],
         )
-    except HTTPException as exc:
-        problem = str(exc.detail)
+    except Invalid as exc:  # a side that cannot be compared: said on the page
+        problem = exc.detail
     radars = None
     if result is not None:
         base_values = {axis: result.axes[axis].base for axis in AXES}
@@ -106,7 +104,7 @@ def _address(agent_id: str, before: str | None, after: str | None) -> str:
             continue
         kind, _, value = picked.partition(":")
         if kind not in ("v", "s") or not value:
-            raise PageError(422, f"pick a version (v:NAME) or a screening (s:ID), not {picked!r}")
+            raise Invalid(f"pick a version (v:NAME) or a screening (s:ID), not {picked!r}")
         query[side if kind == "v" else f"{side}_screening"] = value
     return f"/agents/{agent_id}/compare?{urlencode(query)}"
 
@@ -120,7 +118,7 @@ def _fill_defaults(
     given = [value for value in sides.values() if value is not None]
     if not given:
         if len(names) >= 2 or len(screenings) < 2:
-            sides["base"], sides["head"] = loop_routes.default_sides(list(names), None, None)
+            sides["base"], sides["head"] = loop_views.default_sides(list(names), None, None)
         else:
             sides["base_screening"] = screenings[1].screening_id
             sides["head_screening"] = screenings[0].screening_id
@@ -130,7 +128,7 @@ def _fill_defaults(
         if sides[side] is None and sides[f"{side}_screening"] is None:
             sides[side] = next((n for n in names if n != other), None)
             if sides[side] is None:
-                raise HTTPException(422, "the agent has no other version to compare with")
+                raise Invalid("the agent has no other version to compare with")
 
 
 def _pick(version: str | None, screening: str | None) -> str:

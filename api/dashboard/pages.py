@@ -1,23 +1,22 @@
 """The dashboard's pages: the loop of docs/loop.md, in a browser.
 
-Every number on a page comes from the read API's own route functions (the
-same code that answers `/api/v1/...`, called directly), so a page and the
-JSON never disagree. Pages are rendered on the server; the small script in
-static/ only re-ranks the board, submits pickers and loads a trace with the
-key the viewer types (kept in memory, sent as a header, never stored).
+Every number on a page comes from the read layer (api.views, the same
+functions that answer `/api/v1/...`), so a page and the JSON never
+disagree; a problem a view raises becomes an error page in api.errors.
+Pages are rendered on the server; the small script in static/ only re-ranks
+the board, submits pickers and loads a trace with the key the viewer types
+(kept in memory, sent as a header, never stored).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 import scoring
@@ -31,12 +30,13 @@ from api.dashboard.charts import (
 )
 from api.deps import CallerDep, Cursor, StoreDep, WeightsDep
 from api.ports import ALL_RUNS, OUTCOMES, RunFilter
+from api.problems import Invalid
 from api.render import rfc3339
-from api.routes import agents as agent_routes
-from api.routes import evidence as evidence_routes
-from api.routes import loop as loop_routes
-from api.routes import runs as run_routes
-from api.routes import screenings as screening_routes
+from api.views import agents as agent_views
+from api.views import evidence as evidence_views
+from api.views import loop as loop_views
+from api.views import runs as run_views
+from api.views import screenings as screening_views
 from scoring import policy
 
 HERE = Path(__file__).resolve().parent
@@ -97,43 +97,16 @@ def _environment() -> Environment:
 _ENV = _environment()
 
 
-def page(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+def page(
+    name: str, code: int = 200, headers: Mapping[str, str] | None = None, **context: Any
+) -> HTMLResponse:
     html = _ENV.get_template(name).render(**context)
-    return HTMLResponse(html, status_code=code, headers=SECURITY_HEADERS)
+    return HTMLResponse(html, status_code=code, headers={**SECURITY_HEADERS, **(headers or {})})
 
 
-@contextmanager
-def shown_as_page() -> Iterator[None]:
-    """An HTTPException of a route function (unknown agent, bad cursor) is
-    shown as an HTML page with the same status, not as JSON."""
-    try:
-        yield
-    except HTTPException as exc:
-        raise PageError(exc.status_code, str(exc.detail)) from None
-
-
-class PageError(Exception):
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-
-
-def error_page(status: int, detail: str) -> HTMLResponse:
-    return page("error.html", status, title=str(status), status=status, detail=detail)
-
-
-def guarded(handler: Callable[..., Response]) -> Callable[..., Response]:
-    """A page handler whose route-function errors become HTML error pages."""
-
-    @functools.wraps(handler)
-    def run(*args: Any, **kwargs: Any) -> Response:
-        try:
-            return handler(*args, **kwargs)
-        except PageError as exc:
-            return error_page(exc.status, exc.detail)
-
-    return run
+def error_page(status: int, detail: str, headers: Mapping[str, str] | None = None) -> HTMLResponse:
+    """What api.errors answers a page's problem with: its status and sentence."""
+    return page("error.html", status, headers, title=str(status), status=status, detail=detail)
 
 
 def where_of(version: str | None) -> RunFilter:
@@ -141,7 +114,7 @@ def where_of(version: str | None) -> RunFilter:
     (as in compare)."""
     if not version:
         return ALL_RUNS
-    if version == loop_routes.NULL_VERSION:
+    if version == loop_views.NULL_VERSION:
         return RunFilter(null_version=True)
     return RunFilter(version=version)
 
@@ -156,15 +129,11 @@ def _viewer_weights(request: Request) -> dict[str, float] | None:
         try:
             weights[axis] = float(value) if value not in (None, "") else 0.0
         except ValueError:
-            raise PageError(422, f"the {axis} weight must be a number") from None
-    try:
-        return scoring.validate_weights(weights)
-    except ValueError as exc:
-        raise PageError(422, f"bad weights: {exc}") from None
+            raise Invalid(f"the {axis} weight must be a number") from None
+    return agent_views.checked_weights(weights)
 
 
 @router.get("/", response_class=HTMLResponse)
-@guarded
 def leaderboard(
     request: Request,
     store: StoreDep,
@@ -240,7 +209,6 @@ def _arithmetic(composite: scoring.Composite | None) -> list[dict[str, Any]]:
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
-@guarded
 def overview(
     agent_id: str,
     store: StoreDep,
@@ -252,20 +220,18 @@ def overview(
     /stats, /fitness, /reliability and /diagnostics from one pass over the
     runs and one read of the cohort."""
     where = where_of(version)
-    with shown_as_page():
-        agent = agent_routes.get_agent(agent_id, store)
-        versions = loop_routes.versions(agent_id, store).items
-        scores = store.scores(agent_id, where)
-        stats = agent_routes.stats_of(agent_id, scores.counts, scores.composite)
-        cohort = store.cohort(agent_id, where)
-        owner = caller.personal()
-        mine = saved.radar_weights(owner) if owner is not None else None
-        canonical = scores.composite if where == ALL_RUNS else store.composite(agent_id)
-        fitness = agent_routes.fitness_of([run.record for run in cohort], mine, canonical)
-        reliability = agent_routes.reliability_of(scores.repeatability)
-        diagnosis = loop_routes.diagnostics_of(agent_id, cohort, OFFENDERS)
-        composite = scores.composite
-        screenings = [s for s in store.screenings(agent.id) if _of_version(s.version, version)]
+    agent = agent_views.agent(store, agent_id)
+    versions = loop_views.versions(store, agent.id).items
+    scores = store.scores(agent.id, where)
+    stats = agent_views.stats_of(agent.id, scores.counts, scores.composite)
+    cohort = store.cohort(agent.id, where)
+    mine = agent_views.viewer_weights(caller, saved)
+    canonical = scores.composite if where == ALL_RUNS else store.composite(agent.id)
+    fitness = agent_views.fitness_of([run.record for run in cohort], mine, canonical)
+    reliability = agent_views.reliability_of(scores.repeatability)
+    diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS)
+    composite = scores.composite
+    screenings = [s for s in store.screenings(agent.id) if _of_version(s.version, version)]
     values = {axis: getattr(fitness, axis) for axis in AXES}
     return page(
         "agent.html",
@@ -273,7 +239,7 @@ def overview(
         agent=agent,
         version=version or "",
         versions=versions,
-        null_version=loop_routes.NULL_VERSION,
+        null_version=loop_views.NULL_VERSION,
         stats=stats,
         fitness=fitness,
         shape=radar_shape(values, fitness.evidence_needed),
@@ -281,7 +247,7 @@ def overview(
         diagnosis=diagnosis,
         terms=_arithmetic(composite),
         zero_floor=composite is not None and composite.successful_runs == 0,
-        screenings=[screening_routes.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
+        screenings=[screening_views.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
         screenings_total=len(screenings),
     )
 
@@ -290,11 +256,10 @@ def _of_version(ran: str | None, picked: str | None) -> bool:
     """Did a screening run the version the picker names (every one when none is picked)?"""
     if not picked:
         return True
-    return ran is None if picked == loop_routes.NULL_VERSION else ran == picked
+    return ran is None if picked == loop_views.NULL_VERSION else ran == picked
 
 
 @router.get("/agents/{agent_id}/runs", response_class=HTMLResponse)
-@guarded
 def evidence(
     agent_id: str,
     store: StoreDep,
@@ -307,20 +272,19 @@ def evidence(
 ) -> HTMLResponse:
     status = status or None
     outcome = outcome if outcome in OUTCOMES else None
-    with shown_as_page():
-        agent = agent_routes.get_agent(agent_id, store)
-        versions = loop_routes.versions(agent_id, store).items
-        listed = run_routes.list_runs(
-            store,
-            caller,
-            agent_id=agent.id,
-            task_id=task or None,
-            version=version or None,
-            status=status if status in STATUSES else None,
-            outcome=outcome,  # type: ignore[arg-type]
-            page_size=50,
-            cursor=cursor or None,
-        )
+    agent = agent_views.agent(store, agent_id)
+    versions = loop_views.versions(store, agent.id).items
+    listed = run_views.list_runs(
+        store,
+        caller,
+        agent_id=agent.id,
+        task_id=task or None,
+        version=version or None,
+        status=status if status in STATUSES else None,
+        outcome=outcome,
+        page_size=50,
+        cursor=cursor or None,
+    )
     filters = {"status": status or "", "outcome": outcome or "", "task": task or ""}
     filters["version"] = version or ""
     return page(
@@ -338,18 +302,16 @@ def evidence(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-@guarded
 def run_page(run_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
     """A run's summary, tool steps and grade; a screened run's evidence as anyone may
     see it (grader, score, HTTP status), the rest through the owner's key (the script)."""
-    with shown_as_page():
-        run = run_routes.get_run(run_id, store, caller)  # redacted as the API redacts
+    run = run_views.run_detail(store, caller, run_id)  # redacted as the API redacts
     agent = store.agent(run.agent_id)
     facts, stored = None, store.run(run.id) if run.screening_id is not None else None
     if stored is not None:
-        facts = evidence_routes.root_facts(store, stored)
+        facts = evidence_views.root_facts(store, stored)
         if facts is not None and not run.owner_view:
-            facts = evidence_routes.public_facts(facts)
+            facts = evidence_views.public_facts(facts)
     return page(
         "run.html",
         title=f"Run {run.id}",

@@ -1,7 +1,7 @@
 """An agent's screenings and one screening's page (SCREEN.md section 7, docs/dashboard.md).
 
 The numbers are `GET /api/v1/agents/{id}/screenings/{screening_id}`'s, from
-the same route functions; the grid adds, per task and round, the run behind
+the same view functions (api.views.screenings); the grid adds, per task and round, the run behind
 the outcome (its page is one click away) and its error class, redacted as
 the API redacts it for a caller without the owner's key.
 """
@@ -16,12 +16,12 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import HTMLResponse
 
 from api.dashboard.charts import AXES, radar_shape
-from api.dashboard.pages import guarded, page, shown_as_page
+from api.dashboard.pages import page
 from api.deps import CallerDep, Cursor, StoreDep
 from api.ports import ScreenedRun, ScreeningInfo
-from api.routes import agents as agent_routes
-from api.routes import screenings as screening_routes
 from api.screening_schemas import ScreeningItem
+from api.views import agents as agent_views
+from api.views import screenings as screening_views
 
 router = APIRouter(include_in_schema=False)
 CELLS_PER_PAGE = 1200  # grid cells on one page (tasks x rounds): pages stay small
@@ -73,19 +73,17 @@ def siblings_of(agent_id: str, info: ScreeningInfo, every: list[ScreeningInfo]) 
         older, newer = sorted((other, info), key=lambda s: (s.first_run_at, s.screening_id))
         query = {"base_screening": older.screening_id, "head_screening": newer.screening_id}
         href = f"/agents/{agent_id}/compare?{urlencode(query)}"
-        found.append(Sibling(screening_routes.screening_item(other), href))
+        found.append(Sibling(screening_views.screening_item(other), href))
     return found
 
 
 @router.get("/agents/{agent_id}/screenings", response_class=HTMLResponse)
-@guarded
 def screenings_page(agent_id: str, store: StoreDep, cursor: Cursor = None) -> HTMLResponse:
     """Every screening of the agent, newest first, fifty to a page."""
-    with shown_as_page():
-        agent = agent_routes.get_agent(agent_id, store)
-        listed = screening_routes.list_screenings(
-            agent.id, store, page_size=SCREENINGS_PER_PAGE, cursor=cursor or None
-        )
+    agent = agent_views.agent(store, agent_id)
+    listed = screening_views.list_screenings(
+        store, agent.id, page_size=SCREENINGS_PER_PAGE, cursor=cursor or None
+    )
     return page(
         "screenings.html",
         title=f"Screenings of {agent.name}",
@@ -97,7 +95,6 @@ def screenings_page(agent_id: str, store: StoreDep, cursor: Cursor = None) -> HT
 
 
 @router.get("/agents/{agent_id}/screenings/{screening_id}", response_class=HTMLResponse)
-@guarded
 def screening_page(
     agent_id: str,
     screening_id: Annotated[str, Path(max_length=64)],
@@ -106,16 +103,15 @@ def screening_page(
     number: Annotated[int, Query(alias="page", ge=1, le=100_000)] = 1,
 ) -> HTMLResponse:
     """The grid of tasks by rounds, pass^k, the radar and the compares with its siblings."""
-    with shown_as_page():
-        agent = agent_routes.find_agent(store, agent_id)
-        info, screened = screening_routes.screening_view(store, agent, screening_id, caller)
-    detail = screening_routes.screening_detail(info, screened)
+    agent = agent_views.find_agent(store, agent_id)
+    info, screened = screening_views.screening_view(store, agent, screening_id, caller)
+    detail = screening_views.screening_detail(info, screened)
     rounds = info.rounds or 0
     size = tasks_per_page(rounds)
-    by_task = screening_routes.tasks_by_id(screened)
+    by_task = screening_views.tasks_by_id(screened)
     shown = detail.tasks[(number - 1) * size : number * size]
     rows = [
-        (task, [cell_of(run) for run in screening_routes.by_round(by_task[task.task_id], rounds)])
+        (task, [cell_of(run) for run in screening_views.by_round(by_task[task.task_id], rounds)])
         for task in shown
     ]
     values = {axis: getattr(detail.radar, axis) for axis in AXES}

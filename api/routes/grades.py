@@ -1,14 +1,8 @@
-"""POST /api/v1/grades: a screening harness records the outcome it observed.
+"""POST /api/v1/grades: a screening harness records the outcome it observed
+(api.views.grades; docs/loop.md).
 
-Only `grader` keys post grades; an agent cannot grade itself. A grade is
-stored under the key's owner, keyed by (agent name, run key); the last one
-posted wins. It applies to the run whether the run's spans came before it or
-come after, and stays through every recomputation (docs/loop.md).
-
-A grade that waits for its run counts against its owner's quota; past it,
-429 with Retry-After: the client's own backlog, which clears by itself as
-runs arrive or waiting grades age out, so a 4xx that says when to try again
-(507 would read as the server's disk, and alarm whoever watches 5xx).
+The body is checked here, field by field. A grade that waits for its run
+counts against its owner's quota; past it, 429 with Retry-After (api.errors).
 """
 
 from __future__ import annotations
@@ -16,13 +10,14 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+from fastapi import APIRouter, Body
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from api.deps import CallerDep, GradesDep
 from api.errors import error
-from api.ports import GradeInput, QuotaExceeded, Unavailable
-from api.render import rfc3339
+from api.ports import GradeInput
+from api.schemas import GradeAccepted
+from api.views import grades as views
 
 router = APIRouter(prefix="/api/v1", tags=["grades"])
 
@@ -64,16 +59,6 @@ class GradeBody(BaseModel):
     error_class: Text | None = Field(default=None, description="e.g. wrong_answer")
 
 
-class GradeAccepted(BaseModel):
-    agent: str
-    run_key: str
-    success: bool
-    graded_at: str = Field(description="when the grade was stored (RFC 3339)")
-    run_ids: list[str] = Field(
-        description="stored runs graded now; empty: the grade waits for its run's spans"
-    )
-
-
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 RESPONSES: dict[int | str, dict[str, Any]] = {
     401: error("no key, or an unknown or revoked one"),
@@ -93,7 +78,6 @@ def post_grade(
     caller: CallerDep, store: GradesDep, body: Annotated[GradeBody, Body()]
 ) -> GradeAccepted:
     """Stored durably before the 202, like spans."""
-    owner = caller.grader()
     grade = GradeInput(
         agent=body.agent,
         run_key=body.run_key,
@@ -103,20 +87,4 @@ def post_grade(
         output=body.output,
         error_class=body.error_class,
     )
-    try:
-        receipt = store.save_grade(owner, grade)
-    except QuotaExceeded as exc:
-        raise HTTPException(429, str(exc), headers=_retry_after(exc.retry_after_s)) from None
-    except Unavailable as exc:
-        raise HTTPException(503, str(exc), headers=_retry_after(exc.retry_after_s)) from None
-    return GradeAccepted(
-        agent=grade.agent,
-        run_key=grade.run_key,
-        success=grade.success,
-        graded_at=rfc3339(receipt.graded_at) or "",
-        run_ids=list(receipt.run_ids),
-    )
-
-
-def _retry_after(seconds: float) -> dict[str, str]:
-    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+    return views.post_grade(store, caller, grade)

@@ -1,41 +1,22 @@
-"""/api/v1/runs: run summaries, one run with its tool calls, the owner's trace view.
-
-Summaries and details are public, as api.visibility shows them to the caller:
-the text a span or a grader wrote needs the owner's key, as the trace does.
-"""
+"""/api/v1/runs: run summaries, one run with its tool calls, the owner's trace,
+a screened run's evidence (api.views.runs, api.views.evidence)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 
 from api.deps import CallerDep, Cursor, PageSize, StoreDep
 from api.errors import error
-from api.ports import ReadStore, RunInfo
-from api.render import (
-    STATUS_NAMES,
-    encode_cursor,
-    page_offset,
-    rfc3339,
-    run_position,
-    run_summary,
-    trace_tree,
-)
-from api.schemas import Grade, RunDetail, RunList, ToolCall, ToolCallList, Trace
-from api.visibility import shown_to
+from api.evidence_schemas import RunEvidence
+from api.schemas import RunDetail, RunList, ToolCallList, Trace
+from api.views import evidence as evidence_views
+from api.views import runs as views
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
-DETAIL_TOOL_CALLS = 100  # tool steps in a run's detail; the rest are paged
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown run")}
-MAX_TRACE_SPANS = 10_000
-
-
-def find_run(store: ReadStore, run_id: str) -> RunInfo:
-    run = store.run(run_id)
-    if run is None:
-        raise HTTPException(404, "unknown run")
-    return run
+OWNER_ONLY: dict[int | str, dict[str, Any]] = {401: error("no key"), 403: error("not owner")}
 
 
 @router.get("", response_model=RunList)
@@ -58,24 +39,17 @@ def list_runs(
 ) -> RunList:
     """Newest first by (started_at, id). With the owner's key, that owner's runs
     show their full error_class."""
-    before = run_position(cursor) if cursor else None
-    rows = store.runs(
+    return views.list_runs(
+        store,
+        caller,
         agent_id=agent_id,
         task_id=task_id,
-        status=status,
         version=version,
-        outcome=outcome,
         screening=screening,
-        before=before,
-        limit=page_size + 1,
-    )
-    page = rows[:page_size]
-    next_cursor = None
-    if len(rows) > page_size:
-        last, started_ns = page[-1]
-        next_cursor = encode_cursor(f"{started_ns}:{last.id}")
-    return RunList(
-        items=[run_summary(*shown_to(caller, run)) for run, _ in page], next_cursor=next_cursor
+        status=status,
+        outcome=outcome,
+        page_size=page_size,
+        cursor=cursor,
     )
 
 
@@ -83,15 +57,7 @@ def list_runs(
 def get_run(run_id: str, store: StoreDep, caller: CallerDep) -> RunDetail:
     """The summary, its tool steps and its grade; the grade's texts and the full
     error_class with the owner's key (docs/api.md "Who may read what")."""
-    run, owner_view = shown_to(caller, find_run(store, run_id))
-    summary = run_summary(run, owner_view)
-    shown, next_cursor = _tool_page(run, 0, DETAIL_TOOL_CALLS)
-    return RunDetail(
-        **summary.model_dump(),
-        tool_calls=shown,
-        tool_calls_next_cursor=next_cursor,
-        grade=_grade(run),
-    )
+    return views.run_detail(store, caller, run_id)
 
 
 @router.get("/{run_id}/tool-calls", response_model=ToolCallList, responses=NOT_FOUND)
@@ -99,52 +65,24 @@ def list_tool_calls(
     run_id: str, store: StoreDep, page_size: PageSize = 100, cursor: Cursor = None
 ) -> ToolCallList:
     """A run's tool steps in order, a page at a time."""
-    run = find_run(store, run_id)
-    start = page_offset(cursor) if cursor else 0
-    items, next_cursor = _tool_page(run, start, page_size)
-    return ToolCallList(items=items, next_cursor=next_cursor)
+    return views.tool_calls(store, run_id, page_size, cursor)
 
 
-def _tool_page(run: RunInfo, start: int, size: int) -> tuple[list[ToolCall], str | None]:
-    calls = run.tool_calls[start : start + size]
-    more = start + size < len(run.tool_calls)
-    items = [
-        ToolCall(
-            name=call.name,
-            span_id=call.span_id,
-            started_at=rfc3339(call.start_ns / 1e9) or "",
-            duration_ms=(call.end_ns - call.start_ns) / 1e6,
-            status=STATUS_NAMES.get(call.status_code, "unset"),
-        )
-        for call in calls
-    ]
-    return items, encode_cursor(str(start + size)) if more else None
-
-
-def _grade(run: RunInfo) -> Grade | None:
-    grade = run.grade
-    if grade is None:
-        return None
-    return Grade(
-        success=grade.success,
-        score=grade.score,
-        expected_output=grade.expected_output,
-        output=grade.output,
-        error_class=grade.error_class,
-        graded_at=rfc3339(grade.graded_at) or "",
-    )
+@router.get("/{run_id}/trace", response_model=Trace, responses={**NOT_FOUND, **OWNER_ONLY})
+def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
+    """Owner only: the run's spans as a tree, each with how it was classified."""
+    return views.trace(store, caller, run_id)
 
 
 @router.get(
-    "/{run_id}/trace",
-    response_model=Trace,
-    responses={**NOT_FOUND, 401: error("no key"), 403: error("not owner")},
+    "/{run_id}/evidence",
+    response_model=RunEvidence,
+    responses={
+        404: error("unknown run, not a screened run, or its root span is gone"),
+        **OWNER_ONLY,
+    },
 )
-def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
-    """Owner only: the run's spans as a tree, each with how it was classified."""
-    run = find_run(store, run_id)
-    caller.require_reader(run.owner)
-    view = store.trace(run, MAX_TRACE_SPANS)
-    return Trace(
-        run_id=run.id, trace_id=run.trace_id, spans=trace_tree(view.spans), truncated=view.truncated
-    )
+def get_evidence(run_id: str, store: StoreDep, caller: CallerDep) -> RunEvidence:
+    """Owner only: a screened run's prompt, expected output, output, grader, score,
+    HTTP status and bodies, with the words the grader found and missed."""
+    return evidence_views.evidence(store, caller, run_id)

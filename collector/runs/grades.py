@@ -12,7 +12,8 @@ bytes when their runs arrive or when they age out.
 
 from __future__ import annotations
 
-from api.ports import GradeInput, GradeReceipt, QuotaExceeded, Unavailable
+from api.ports import GradeInput, GradeReceipt
+from api.problems import QuotaExceeded, Unavailable
 from collector.assembly.identity import agent_id
 from collector.assembly.membership import keyed_run_ids
 from collector.errors import Overloaded

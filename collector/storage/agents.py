@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 
 from collector.storage.engine import Database
 from collector.storage.tables import agents
+from collector.types import Clock
 
 _REFRESH_S = 2.0
 
@@ -89,3 +90,17 @@ class AgentDirectory:
                 rows = conn.execute(select(agents.c.id).where(agents.c.deleted_at.is_not(None)))
                 self._deleted = frozenset(r.id for r in rows)
             self._loaded_at = now
+
+
+class AgentRemoval:
+    """api.ports.AgentWrites: the owner deletes an agent, at the collector's clock.
+
+    Apart from the read store, so what only reads cannot delete; through the
+    directory, so this process refuses the agent's spans at once."""
+
+    def __init__(self, directory: AgentDirectory, clock: Clock) -> None:
+        self._directory = directory
+        self._clock = clock
+
+    def delete_agent(self, agent_id: str) -> None:
+        self._directory.delete(agent_id, self._clock())

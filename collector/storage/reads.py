@@ -35,7 +35,6 @@ from api.ports import (
 )
 from collector.assembly.runs import Timers
 from collector.storage import kept_totals
-from collector.storage.agents import AgentDirectory
 from collector.storage.board import board_page
 from collector.storage.dialect import run_seqs, trace_numbers
 from collector.storage.engine import Database, ping
@@ -55,45 +54,16 @@ _IS_GRADED = runs.c.success_source == literal_column(f"'{GRADED}'")
 
 
 class SqlReadStore:
-    def __init__(
-        self,
-        db: Database,
-        directory: AgentDirectory,
-        timers: Timers,
-        clock: Callable[[], float],
-    ) -> None:
+    """Reads only (api.ports.ReadStore); the writes the API offers are
+    collector.storage.agents.AgentRemoval, SqlWeightStore and the grade desk."""
+
+    def __init__(self, db: Database, timers: Timers, clock: Callable[[], float]) -> None:
         self._db = db
-        self._directory = directory
         self._timers = timers
         self._clock = clock
 
     def ready(self) -> bool:
         return ping(self._db)
-
-    def agents(self) -> list[AgentInfo]:
-        """Every live agent with its runs, last run and whether it is listed,
-        from the kept sums (no scan of runs)."""
-        query = select(agents.c.id, agents.c.owner, agents.c.name, agents.c.first_seen_at).where(
-            agents.c.deleted_at.is_(None)
-        )
-        with self._db.reader.connect() as conn:
-            rows = conn.execute(query).all()
-            sums = kept_totals.agent_rows(conn)
-        found = []
-        for r in rows:
-            count, last_ns, listed = sums.get(r.id, (0, None, False))
-            found.append(
-                AgentInfo(
-                    id=r.id,
-                    owner=r.owner,
-                    name=r.name,
-                    first_seen_at=r.first_seen_at,
-                    last_run_at=last_ns / 1e9 if last_ns is not None and count else None,
-                    total_runs=count,
-                    listed=listed,
-                )
-            )
-        return found
 
     def agent(self, agent_id: str) -> AgentInfo | None:
         """One agent without joining its runs: index lookups only."""
@@ -116,9 +86,6 @@ class SqlReadStore:
             listed=True,
         )
 
-    def delete_agent(self, agent_id: str) -> None:
-        self._directory.delete(agent_id, self._clock())
-
     def _totals(
         self, agent_id: str, where: RunFilter = ALL_RUNS
     ) -> dict[tuple[str, str | None], tuple[Any, ...]]:
@@ -132,14 +99,6 @@ class SqlReadStore:
                 runs.c.agent_id, runs.c.status, runs.c.cost_source
             )
             return {(r.status, r.cost_source): tuple(r[3:]) for r in conn.execute(query)}
-
-    def composites(self) -> dict[str, scoring.Composite | None]:
-        """Every agent's composite from the kept sums (the leaderboard)."""
-        totals: dict[str, dict[tuple[str, str | None], tuple[Any, ...]]] = {}
-        with self._db.reader.connect() as conn:
-            for agent, status, source, *sums in kept_totals.totals_rows(conn, None, ALL_RUNS):
-                totals.setdefault(agent, {})[(status, source)] = tuple(sums)
-        return {agent: composite_of(sums) for agent, sums in totals.items()}
 
     def summary(
         self, agent_id: str, where: RunFilter = ALL_RUNS
@@ -258,10 +217,6 @@ class SqlReadStore:
             scoring.pass_k_from_counts(per_task),
         )
 
-    def graded_counts(self) -> dict[str, int]:
-        with self._db.reader.connect() as conn:
-            return dict(kept_totals.graded_rows(conn, None, ALL_RUNS))
-
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> scoring.Repeatability:
         if kept_totals.keepable(where):  # the per-task counts alone, not all of scores()
             per_task: dict[str, tuple[int, int]] = {}
@@ -289,20 +244,6 @@ class SqlReadStore:
         with self._db.reader.connect() as conn:
             counts = {t: (int(n), int(c or 0)) for t, n, c in conn.execute(query)}
         return scoring.pass_k_from_counts(counts)
-
-    def completed_runs(self, agent_id: str, limit: int) -> list[scoring.RunRecord]:
-        query = (
-            select(runs)
-            .where(
-                runs.c.agent_id == agent_id,
-                runs.c.status == "completed",
-                runs.c.terminal_at.is_not(None),  # always, said: see cohort()
-            )
-            .order_by(runs.c.terminal_at.desc(), runs.c.id.desc())
-            .limit(limit)
-        )
-        with self._db.reader.connect() as conn:
-            return [record_of(r) for r in conn.execute(query)]
 
     def all_runs(self, agent_id: str) -> list[scoring.RunRecord]:
         """Every run of an agent as scoring records (tests and CLI only)."""

@@ -98,7 +98,7 @@ def test_numbers_equal_the_scoring_core_on_the_same_runs(collector: Collector) -
         assert collector.post(body).status_code == 200
     completed_runs(collector, total)
     ident = agent_id(collector, "mixed-agent")
-    records = collector.service.reads.all_runs(ident)
+    records = collector.service.read.reads.all_runs(ident)
     assert len(records) == total
     expected = scoring.composite(records)
     assert expected is not None

@@ -1,4 +1,4 @@
-"""/api/v1/runs/{id}/evidence: what a screened run asked, expected and got (owner only).
+"""What a screened run asked, expected and got (owner only).
 
 The screener records each run's evidence on its root span (docs/screening.md
 "What joins a screened run"): the grader, its score, the output, the expected
@@ -19,59 +19,21 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
-
-from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, Field
+from typing import Any, Final
 
 import scoring
-from api.deps import CallerDep, StoreDep
-from api.errors import error
+from api.auth import Caller
+from api.evidence_schemas import Mark, Marked, RunEvidence
 from api.ports import ReadStore, RunInfo
-from api.routes.runs import MAX_TRACE_SPANS, find_run
+from api.problems import NotFound
+from api.views.runs import MAX_TRACE_SPANS, find_run
 from api.visibility import OTHER_ERROR
 
-router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 # The graders that report the words they found and missed (docs/screening.md "Graders").
 WORD_GRADERS: Final = frozenset({"words", "fuzzy"})
 # A word as scoring.graders reads one, plus the combining marks NFKC folds into it,
 # so "cafe\u0301" in an answer is one word here as it is once normalised.
 _TOKEN: Final = re.compile(r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff])+")
-Mark = Literal["found", "missed"]
-
-
-class Marked(BaseModel):
-    text: str
-    mark: Mark | None = Field(description="found or missed: a word of the expected output")
-
-
-class RunEvidence(BaseModel):
-    run_id: str
-    screening_id: str | None
-    task_id: str | None
-    round: int | None = Field(description="badge.screening.round, 1 first")
-    grader: str | None
-    score: float | None = Field(description="badge.grade.score, 0 to 1")
-    success: bool | None = Field(description="the grade the screener recorded")
-    http_status: int | None = Field(description="the agent's HTTP status; null for a callable")
-    error_class: str = Field(description="the dispatch's error class (`none`: it answered)")
-    detail: str | None = Field(description="why the dispatch failed, as the screener recorded it")
-    prompt: str | None = Field(description="the request body's `prompt`")
-    expected_output: str | None
-    output: str | None
-    request_body: str | None = Field(description="the JSON sent (event badge.request)")
-    response_body: str | None = Field(description="the body received (event badge.response)")
-    found: list[str] | None = Field(
-        description="the expected output's words present in the output (words and fuzzy "
-        "graders; null for the others or without an answer)"
-    )
-    missed: list[str] | None = Field(description="the expected output's words it lacks")
-    output_marked: list[Marked] = Field(
-        description="the output in pieces, its found words marked; joined, the output"
-    )
-    expected_marked: list[Marked] = Field(
-        description="the expected output in pieces, found and missed words marked"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,23 +52,14 @@ class RootFacts:
     response_body: str | None
 
 
-@router.get(
-    "/{run_id}/evidence",
-    response_model=RunEvidence,
-    responses={
-        404: error("unknown run, not a screened run, or its root span is gone"),
-        401: error("no key"),
-        403: error("not owner"),
-    },
-)
-def get_evidence(run_id: str, store: StoreDep, caller: CallerDep) -> RunEvidence:
+def evidence(store: ReadStore, caller: Caller, run_id: str) -> RunEvidence:
     """Owner only: a screened run's prompt, expected output, output, grader, score,
     HTTP status and bodies, with the words the grader found and missed."""
     run = find_run(store, run_id)
     caller.require_reader(run.owner)
     facts = root_facts(store, run)
     if facts is None:
-        raise HTTPException(404, "no screening evidence is stored for this run")
+        raise NotFound("no screening evidence is stored for this run")
     return evidence_of(run, facts)
 
 

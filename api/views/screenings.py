@@ -1,0 +1,157 @@
+"""An agent's screenings, and what one found, task by task.
+
+A screening is the runs whose root named one `badge.screening.id`
+(docs/screening.md). Its page is judged on every run it made: the radar and
+pass^k take all of its terminal runs, not the latest 100, since the rounds
+of a screening are one experiment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import scoring
+from api.auth import Caller
+from api.ports import AgentInfo, ReadStore, ScreenedRun, ScreeningInfo
+from api.problems import NotFound
+from api.render import decode_cursor, encode_cursor, rfc3339
+from api.screening_schemas import (
+    ScreeningDetail,
+    ScreeningItem,
+    ScreeningList,
+    ScreeningRadar,
+    ScreeningTask,
+)
+from api.views.agents import find_agent
+from api.visibility import public_error_class
+
+
+def list_screenings(
+    store: ReadStore, agent_id: str, page_size: int = 50, cursor: str | None = None
+) -> ScreeningList:
+    """The agent's screenings, newest first by their first run."""
+    agent = find_agent(store, agent_id)
+    found = store.screenings(agent.id)
+    start = 0
+    if cursor:
+        after = decode_cursor(cursor)
+        start = next((i + 1 for i, s in enumerate(found) if s.screening_id == after), len(found))
+    page = found[start : start + page_size]
+    more = start + page_size < len(found)
+    return ScreeningList(
+        items=[screening_item(s) for s in page],
+        next_cursor=encode_cursor(page[-1].screening_id) if more and page else None,
+    )
+
+
+def screening(
+    store: ReadStore, caller: Caller, agent_id: str, screening_id: str
+) -> ScreeningDetail:
+    """One screening: its tasks by round, pass^k and radar over its runs.
+
+    Error classes beyond the fixed list read `other` without the owner's key."""
+    agent = find_agent(store, agent_id)
+    info, screened = screening_view(store, agent, screening_id, caller)
+    return screening_detail(info, screened)
+
+
+def screening_view(
+    store: ReadStore, agent: AgentInfo, screening_id: str, caller: Caller
+) -> tuple[ScreeningInfo, list[ScreenedRun]]:
+    """The screening and its runs as this caller may see them."""
+    info = next((s for s in store.screenings(agent.id) if s.screening_id == screening_id), None)
+    if info is None:
+        raise NotFound(f"unknown screening {screening_id!r}")
+    screened = store.screening_runs(agent.id, screening_id)
+    if not caller.sees_owned(agent.owner):
+        screened = [
+            ScreenedRun(r.record, r.round, public_error_class(r.error_class)) for r in screened
+        ]
+    return info, screened
+
+
+def screening_detail(info: ScreeningInfo, screened: list[ScreenedRun]) -> ScreeningDetail:
+    """The document of GET .../screenings/{screening_id} from its runs."""
+    records = [run.record for run in screened]
+    repeat = scoring.pass_k(records)
+    radar = scoring.radar(records, cohort_size=None)
+    return ScreeningDetail(
+        **screening_item(info).model_dump(),
+        tasks=screening_tasks(screened, info.rounds or 0),
+        pass_1=repeat.pass_1,
+        pass_3=repeat.pass_3,
+        pass_5=repeat.pass_5,
+        radar=ScreeningRadar(
+            correctness=radar.correctness,
+            latency=radar.latency,
+            cost=radar.cost,
+            tool_efficiency=radar.tool_efficiency,
+            robustness=radar.robustness,
+            composite_score=radar.composite_score,
+            runs_counted=radar.runs_counted,
+        ),
+    )
+
+
+def screening_item(info: ScreeningInfo) -> ScreeningItem:
+    return ScreeningItem(
+        screening_id=info.screening_id,
+        suite_name=info.suite_name,
+        suite_digest=info.suite_digest,
+        version=info.version,
+        rounds=info.rounds,
+        total_runs=info.total_runs,
+        completed_runs=info.completed_runs,
+        successful_runs=info.successful_runs,
+        first_run_at=rfc3339(info.first_run_at) or "",
+        last_run_at=rfc3339(info.last_run_at) or "",
+        composite_score=info.composite.composite_score if info.composite else None,
+    )
+
+
+def screening_tasks(screened: list[ScreenedRun], rounds: int) -> list[ScreeningTask]:
+    """Per task: its runs, their outcomes by round (`by_round`), error classes and medians."""
+    by_task = tasks_by_id(screened)
+    tasks = []
+    for task_id in sorted(by_task):
+        members = by_task[task_id]
+        outcomes = [None if r is None else r.record.success for r in by_round(members, rounds)]
+        known = [r.record.success for r in members if r.record.success is not None]
+        latencies = [r.record.latency_ms for r in members if r.record.latency_ms is not None]
+        steps = [float(r.record.steps) for r in members if r.record.steps is not None]
+        tasks.append(
+            ScreeningTask(
+                task_id=task_id,
+                runs=len(members),
+                successes=sum(known),
+                pass_rate=sum(known) / len(known) if known else None,
+                outcomes=outcomes,
+                error_classes=dict(sorted(Counter(r.error_class for r in members).items())),
+                latency_p50_ms=scoring.median(latencies) if latencies else None,
+                steps_p50=scoring.median(steps) if steps else None,
+            )
+        )
+    return tasks
+
+
+def by_round(members: list[ScreenedRun], rounds: int) -> list[ScreenedRun | None]:
+    """One task's run of each round (1 first), None for a round without one.
+
+    A round's run is its latest to end (a re-sent dispatch replaces it)."""
+    ordered = sorted(
+        members, key=lambda r: (r.record.ended_at is not None, r.record.ended_at, r.record.id)
+    )
+    chosen: list[ScreenedRun | None] = [None] * rounds
+    for run in ordered:
+        if run.round is not None and 1 <= run.round <= rounds:
+            chosen[run.round - 1] = run
+    return chosen
+
+
+def tasks_by_id(screened: list[ScreenedRun]) -> dict[str, list[ScreenedRun]]:
+    """The screening's runs grouped by task id (runs without one left out)."""
+    by_task: dict[str, list[ScreenedRun]] = defaultdict(list)
+    for run in screened:
+        if run.record.task_id is not None:
+            by_task[run.record.task_id].append(run)
+    return by_task

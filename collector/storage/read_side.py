@@ -1,0 +1,58 @@
+"""The read side, opened one way from settings for the server and the CLI alike.
+
+`serve` opens it on the database the collector writes; the CLI's reads open
+it on the database they are pointed at (`open_read_side`), migrate it and
+bring the kept board up to date, as a running collector keeps it. Both then
+read through the same store with the same timers, so the numbers agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collector.assembly.runs import Timers
+from collector.settings import Settings
+from collector.storage.agents import AgentDirectory, AgentRemoval
+from collector.storage.board import catch_up
+from collector.storage.engine import Database, open_database
+from collector.storage.migrate import create_schema
+from collector.storage.reads import SqlReadStore
+from collector.storage.weights import SqlWeightStore
+from collector.types import Clock
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSide:
+    """What the read layer (api.views) is handed: the read store, and the
+    writes the API offers, each its own port."""
+
+    reads: SqlReadStore
+    weights: SqlWeightStore
+    agent_writes: AgentRemoval
+
+
+def run_timers(settings: Settings) -> Timers:
+    """When a run is orphaned, timed out, or impossibly long (docs/runs.md)."""
+    return Timers(settings.orphan_grace_s, settings.run_timeout_s, settings.max_run_latency_s)
+
+
+def read_side(
+    db: Database, directory: AgentDirectory, settings: Settings, clock: Clock
+) -> ReadSide:
+    """The read side over an open database (the server's, whose ingest shares
+    `directory`, so a deletion is refused by its doors at once)."""
+    return ReadSide(
+        reads=SqlReadStore(db, run_timers(settings), clock),
+        weights=SqlWeightStore(db),
+        agent_writes=AgentRemoval(directory, clock),
+    )
+
+
+def open_read_side(settings: Settings, clock: Clock) -> tuple[Database, ReadSide]:
+    """Open the settings' database for reading with no collector in this process:
+    migrated, and its board brought up to date once."""
+    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    create_schema(db)
+    with db.writer.begin() as conn:
+        catch_up(conn, clock())
+    return db, read_side(db, AgentDirectory(db), settings, clock)
