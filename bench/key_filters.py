@@ -1,4 +1,4 @@
-"""What the SQLite writer's key filters cost at start (storage/key_filter.py).
+"""What the SQLite writer's key filters cost at start (storage/sqlite/key_filter.py).
 
     python bench/key_filters.py [--keys 600000] [--rounds 3]
 
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.support.runs import a_run  # noqa: E402
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
-from collector.storage.recent_keys import RecentKeys  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
+from collector.storage.sqlite.key_tail import RecentKeys  # noqa: E402
 
 
 def fill(path: Path, count: int) -> None:

@@ -37,10 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.support.postgres import PostgresCluster  # noqa: E402
 from bench.support.servers import start_server  # noqa: E402
 from collector.assembly.identity import agent_id  # noqa: E402
-from collector.storage.dialect import (  # noqa: E402
-    fold_run_deltas,
-    insert_ignore_rows,
-)
 from collector.storage.engine import open_database  # noqa: E402
 from collector.storage.migrate import create_schema  # noqa: E402
 from collector.storage.rows import RUN_COLUMNS  # noqa: E402
@@ -56,7 +52,7 @@ def fill(url: str, count: int, agent_count: int = 1) -> str:
     for number, ident in enumerate(idents):
         _fill_agent(db, ident, names[number], count, number)
     with db.writer.begin() as conn:  # the kept sums, as the sweeper folds them
-        while fold_run_deltas(conn):
+        while db.session(conn).fold_run_deltas():
             pass
     if db.dialect == "postgresql":  # what autovacuum has done by the time 1M runs are stored
         with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -111,11 +107,11 @@ def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:
-        insert_ignore_rows(
-            conn, agents, ("id", "owner", "name", "first_seen_at"), [(ident, "bench", name, 0.0)]
+        db.session(conn).insert_ignore_rows(
+            agents, ("id", "owner", "name", "first_seen_at"), [(ident, "bench", name, 0.0)]
         )
         for start in range(0, len(rows), 50_000):
-            insert_ignore_rows(conn, runs, RUN_COLUMNS, rows[start : start + 50_000])
+            db.session(conn).insert_ignore_rows(runs, RUN_COLUMNS, rows[start : start + 50_000])
 
 
 def fill_board(url: str, count: int) -> None:
@@ -140,8 +136,9 @@ def fill_board(url: str, count: int) -> None:
         )
     columns = tuple(c.name for c in agent_board.columns)
     with db.writer.begin() as conn:
-        insert_ignore_rows(conn, agents, ("id", "owner", "name", "first_seen_at"), agent_rows)
-        insert_ignore_rows(conn, agent_board, columns, board_rows)
+        session = db.session(conn)
+        session.insert_ignore_rows(agents, ("id", "owner", "name", "first_seen_at"), agent_rows)
+        session.insert_ignore_rows(agent_board, columns, board_rows)
     db.dispose()
 
 

@@ -76,9 +76,7 @@ class Service:
         self.http_port = sock.getsockname()[1]
         self.grpc_port = self.grpc.bind(s.host, s.grpc_port)
         self.decoder.warm_up()
-        if self.db.recent_keys is not None:  # SQLite: the stored keys, before any export
-            with self.db.reader.begin() as conn:  # one snapshot
-                self.db.recent_keys.warm(conn)
+        self.db.backend.warm()  # SQLite: the stored keys into memory, before any export
         self.writer.start()
         self.recomputer.start()
         self.maintenance.start()

@@ -13,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy.engine import Connection
-
 from collector.metrics import Metrics
 from collector.runs.preassemble import FreshRuns
 from collector.runs.queue import TraceQueue
 from collector.runs.store import count_finalised, store_fresh_runs
-from collector.storage.dialect import mark_pending
 from collector.storage.rows import SpanRow
+from collector.storage.session import SqlSession
 from collector.types import TraceKey
 
 
@@ -47,14 +45,14 @@ class RunCommitHook:
         self._queue = queue
         self._metrics = metrics
 
-    def in_transaction(self, conn: Connection, batches: Sequence[Batch], now: float) -> Any:
+    def in_transaction(self, session: SqlSession, batches: Sequence[Batch], now: float) -> Any:
         stored: set[TraceKey] = set()
         for owner, by_trace in _fresh_runs(batches).items():
-            stored |= {(owner, t) for t in store_fresh_runs(conn, owner, by_trace)}
+            stored |= {(owner, t) for t in store_fresh_runs(session, owner, by_trace)}
         touched: set[TraceKey] = set().union(*(b.traces for b in batches))
         # Committed with the spans, so a crash before their runs are recomputed
         # leaves a mark the sweeper finds (RunRecomputer.sweep).
-        mark_pending(conn, touched - stored, now)
+        session.mark_pending(touched - stored, now)
         return _Committed(stored, touched)
 
     def after_commit(self, batches: Sequence[Batch], state: Any) -> None:

@@ -16,7 +16,6 @@ import threading
 from collector.runs.queue import JobSink, TraceQueue
 from collector.runs.store import due_traces, stale_pending
 from collector.storage.board import catch_up, refresh_board
-from collector.storage.dialect import fold_run_deltas, merge_key_tails, vacuum_retained
 from collector.storage.engine import Database
 from collector.storage.grade_waits import age_out_grades
 from collector.storage.sweeper_lease import SweeperLease
@@ -72,7 +71,7 @@ class Maintenance:
     def catch_up_board(self) -> None:
         """Every pending run change folded and every changed agent's board row
         refreshed now (a sweep does it a bit at a time)."""
-        self._jobs.submit_job(lambda conn: catch_up(conn, self._clock())).result()
+        self._jobs.submit_job(lambda session: catch_up(session, self._clock())).result()
 
     def sweep(self) -> None:
         """Queue traces whose timers are due; fold, refresh, merge; start a
@@ -80,18 +79,17 @@ class Maintenance:
         if not self._lease.held():
             return
         now = self._clock()
-        with self._db.reader.connect() as conn:
-            due = due_traces(conn, now)
-            due |= stale_pending(conn, now - _PENDING_STALE_S if self._swept else math.inf)
+        with self._db.reading() as session:
+            due = due_traces(session, now)
+            due |= stale_pending(session, now - _PENDING_STALE_S if self._swept else math.inf)
         self._swept = True
         self._queue.notify(due)
         # The kept run sums: pending changes folded in (storage.kept_totals)...
-        self._jobs.submit_job(fold_run_deltas)
+        self._jobs.submit_job(lambda session: session.fold_run_deltas())
         # ...and the board rows of the agents whose runs changed (storage/board.py).
-        self._jobs.submit_job(lambda conn: refresh_board(conn, now))
-        if self._db.recent_keys is not None:
-            # SQLite: recent traces and runs into their indexes, in bulk.
-            self._jobs.submit_job(merge_key_tails)
+        self._jobs.submit_job(lambda session: refresh_board(session, now))
+        # SQLite: recent traces and runs into their indexes, in bulk (none elsewhere).
+        self._jobs.submit_job(lambda session: session.merge_key_tails())
         passing = self._retention is not None and self._retention.is_alive()
         if now - self._last_retention >= self._retention_every_s and not passing:
             self._last_retention = now
@@ -107,7 +105,7 @@ class Maintenance:
         total = 0
         try:
             while deleted := self._jobs.submit_job(
-                lambda conn: delete_old_spans(conn, cutoff, self._clock())
+                lambda session: delete_old_spans(session, cutoff, self._clock())
             ).result():
                 total += deleted
                 if self._stopped.is_set():
@@ -116,7 +114,7 @@ class Maintenance:
             waited = self._clock() - self._grade_wait_s
             while (
                 not self._stopped.is_set()
-                and self._jobs.submit_job(lambda conn: age_out_grades(conn, waited)).result()
+                and self._jobs.submit_job(lambda session: age_out_grades(session, waited)).result()
             ):
                 pass
         except Exception:
@@ -128,8 +126,7 @@ class Maintenance:
     def _vacuum(self) -> None:
         """After a pass that deleted rows: their space, free for new ones."""
         try:
-            with self._db.writer.connect() as conn:
-                vacuum_retained(conn.execution_options(isolation_level="AUTOCOMMIT"))
+            self._db.backend.vacuum_retained()
         except Exception:
             log.exception("vacuum after retention failed; autovacuum will do it")
 

@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any, Protocol
 
-from sqlalchemy.engine import Connection
-
 from collector.storage.rows import SpanRow
+from collector.storage.session import SqlSession
 from collector.types import TraceKey
 
 
@@ -24,7 +23,7 @@ class JobSink(Protocol):
     committed among the exports' group commits (one writer per process)."""
 
     def submit_job(
-        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
+        self, write: Callable[[SqlSession], Any], traces: Iterable[TraceKey] = ()
     ) -> Future[Any]: ...
 
 

@@ -8,7 +8,7 @@ sweeper does (timers, sums, board, retention) is runs.maintenance.
 
 Correct with several writers (other processes): each stored result carries
 the span count it was computed from, checked inside the storing transaction
-while that trace is locked (storage.dialect.register_traces); a trace that
+while that trace is locked (the session's register_traces); a trace that
 changed meanwhile is recomputed instead of overwritten.
 """
 
@@ -19,8 +19,6 @@ import threading
 import time
 from concurrent.futures import Future
 from typing import Any
-
-from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run, Timers, assemble_trace
@@ -36,8 +34,8 @@ from collector.runs.store import (
     replace_trace_runs,
     span_counts,
 )
-from collector.storage.dialect import in_chunks
 from collector.storage.engine import Database
+from collector.storage.session import SqlSession, in_chunks
 from collector.types import Clock, TraceKey
 
 log = logging.getLogger(__name__)
@@ -149,14 +147,14 @@ class RunRecomputer:
                 took = time.monotonic() - began
                 self._cooling[(owner, trace_id)] = time.monotonic() + _COOLING_FACTOR * took
 
-        def write(conn: Connection) -> tuple[list[str], list[Run]]:
-            current = span_counts(conn, owner, trace_ids)
+        def write(session: SqlSession) -> tuple[list[str], list[Run]]:
+            current = span_counts(session, owner, trace_ids)
             changed = [t for t in trace_ids if current.get(t, 0) != len(facts[t])]
             for trace_id in changed:
                 del assembled[trace_id]
                 self._cache.drop((owner, trace_id))
-            finalised = replace_trace_runs(conn, owner, assembled, now)
-            clear_pending(conn, owner, list(assembled))
+            finalised = replace_trace_runs(session, owner, assembled, now)
+            clear_pending(session, owner, list(assembled))
             return changed, finalised
 
         return self._jobs.submit_job(write, {(owner, trace_id) for trace_id in trace_ids})
@@ -171,8 +169,8 @@ class RunRecomputer:
             else:
                 facts[trace_id] = cached
         if missing:
-            with self._db.reader.connect() as conn:
-                loaded = load_trace_facts(conn, owner, missing)
+            with self._db.reading() as session:
+                loaded = load_trace_facts(session, owner, missing)
             for trace_id in missing:
                 facts[trace_id] = loaded.get(trace_id, [])
                 if len(facts[trace_id]) <= self._cache.max_spans // 4:

@@ -12,24 +12,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import delete, select
-from sqlalchemy.engine import Connection
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
-from collector.storage.dialect import (
-    count_spans_by_number,
-    delete_runs,
-    in_chunks,
-    select_runs_by_id,
-    select_runs_of_traces,
-    select_trace_spans,
-    trace_numbers,
-    upsert_runs,
-)
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
+from collector.storage.session import SqlSession, in_chunks
 from collector.storage.tables import pending_traces, runs, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 
@@ -46,17 +36,17 @@ def count_finalised(metrics: Metrics, statuses: Iterable[str]) -> None:
 
 
 def load_trace_facts(
-    conn: Connection, owner: str, trace_ids: Sequence[str]
+    session: SqlSession, owner: str, trace_ids: Sequence[str]
 ) -> dict[str, list[SpanFacts]]:
     found: dict[str, list[SpanFacts]] = defaultdict(list)
     for chunk in in_chunks(trace_ids):
-        for row in select_trace_spans(conn, FACT_COLUMNS, owner, chunk):
+        for row in session.select_trace_spans(FACT_COLUMNS, owner, chunk):
             found[row[0]].append(to_span_facts(row[1:]))
     return found
 
 
 def replace_trace_runs(
-    conn: Connection, owner: str, assembled: dict[str, list[Run]], now: float
+    session: SqlSession, owner: str, assembled: dict[str, list[Run]], now: float
 ) -> list[Run]:
     """Write the new runs of these traces; drop runs the traces no longer hold.
 
@@ -69,8 +59,8 @@ def replace_trace_runs(
     keep = {run.id for group in assembled.values() for run in group}
     wanted = set(trace_ids)
     for chunk in in_chunks(trace_ids):
-        found = select_runs_of_traces(
-            conn, ("id", "terminal_at", "owner", "trace_id", "sealed_at"), owner, chunk
+        found = session.select_runs_of_traces(
+            ("id", "terminal_at", "owner", "trace_id", "sealed_at"), owner, chunk
         )
         for run_id, stored_at, run_owner, trace_id, sealed_at in found:
             # Before migration 0012 SQLite gave an emptied table's last number
@@ -81,13 +71,13 @@ def replace_trace_runs(
                     sealed.add(run_id)
     # A run stored under an earlier number of its trace (retention removed the
     # trace row with its last span) is still found by its id.
-    for run_id, stored_at, sealed_at in select_runs_by_id(
-        conn, ("id", "terminal_at", "sealed_at"), keep - existing.keys()
+    for run_id, stored_at, sealed_at in session.select_runs_by_id(
+        ("id", "terminal_at", "sealed_at"), keep - existing.keys()
     ):
         existing[run_id] = stored_at
         if sealed_at is not None:
             sealed.add(run_id)
-    delete_runs(conn, [r for r in existing if r not in keep and r not in sealed])
+    session.delete_runs([r for r in existing if r not in keep and r not in sealed])
     rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
@@ -100,13 +90,13 @@ def replace_trace_runs(
                 finalised.append(run)
             rows.append(run_row(owner, run, at, now))
     rows.sort(key=_run_id)
-    upsert_runs(conn, runs, RUN_COLUMNS, rows)
-    apply_grades(conn, [row.id for row in rows])  # a recomputation keeps the grade
+    session.upsert_runs(runs, RUN_COLUMNS, rows)
+    apply_grades(session, [row.id for row in rows])  # a recomputation keeps the grade
     return finalised
 
 
 def store_fresh_runs(
-    conn: Connection, owner: str, runs_by_trace: dict[str, list[RunRow]]
+    session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]]
 ) -> set[str]:
     """Store runs assembled from one request, for traces with no stored span yet.
 
@@ -114,25 +104,25 @@ def store_fresh_runs(
     already holds spans of is left to the recomputer. Returns the stored traces.
     """
     trace_ids = list(runs_by_trace)
-    stored = span_counts(conn, owner, trace_ids)
+    stored = span_counts(session, owner, trace_ids)
     fresh = {t for t in trace_ids if not stored.get(t)}
     rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
-    upsert_runs(conn, runs, RUN_COLUMNS, rows)
-    apply_grades(conn, [row.id for row in rows])  # a grade posted before the spans
+    session.upsert_runs(runs, RUN_COLUMNS, rows)
+    apply_grades(session, [row.id for row in rows])  # a grade posted before the spans
     return fresh
 
 
-def span_counts(conn: Connection, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
+def span_counts(session: SqlSession, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
     """Spans stored per trace: the version a recomputation was based on."""
-    numbers = trace_numbers(conn, [(owner, trace_id) for trace_id in trace_ids])
+    numbers = session.trace_numbers([(owner, trace_id) for trace_id in trace_ids])
     by_number = {number: trace_id for (_, trace_id), number in numbers.items()}
-    counts = count_spans_by_number(conn, sorted(by_number))
+    counts = session.count_spans_by_number(sorted(by_number))
     return {by_number[number]: count for number, count in counts.items()}
 
 
-def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str, str]]:
+def due_traces(session: SqlSession, now: float, limit: int = 5000) -> set[tuple[str, str]]:
     """Traces with a run whose timer (orphan grace, run timeout) has come due."""
-    rows = conn.execute(
+    rows = session.execute(
         select(runs.c.owner, runs.c.trace_id)
         .where(runs.c.check_at.is_not(None), runs.c.check_at <= now)
         .limit(limit)
@@ -141,11 +131,11 @@ def due_traces(conn: Connection, now: float, limit: int = 5000) -> set[tuple[str
 
 
 def stale_pending(
-    conn: Connection, marked_before: float, limit: int = 5000
+    session: SqlSession, marked_before: float, limit: int = 5000
 ) -> set[tuple[str, str]]:
     """Pending traces (spans stored, runs not recomputed) marked before a time:
     left by a process that stopped before recomputing them."""
-    rows = conn.execute(
+    rows = session.execute(
         select(traces.c.owner, traces.c.trace_id)
         .select_from(pending_traces.join(traces, traces.c.id == pending_traces.c.trace_ref))
         .where(pending_traces.c.marked_at < marked_before)
@@ -154,11 +144,11 @@ def stale_pending(
     return {(r.owner, r.trace_id) for r in rows}
 
 
-def clear_pending(conn: Connection, owner: str, trace_ids: Sequence[str]) -> None:
+def clear_pending(session: SqlSession, owner: str, trace_ids: Sequence[str]) -> None:
     """These traces' runs are stored as of their spans now: unmark them."""
-    numbers = trace_numbers(conn, [(owner, trace_id) for trace_id in trace_ids])
+    numbers = session.trace_numbers([(owner, trace_id) for trace_id in trace_ids])
     for chunk in in_chunks(sorted(numbers.values())):
-        conn.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(chunk)))
+        session.execute(delete(pending_traces).where(pending_traces.c.trace_ref.in_(chunk)))
 
 
 def group_by_owner(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:

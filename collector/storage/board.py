@@ -5,7 +5,7 @@ board read each agent's radar cohort: 90 s at 100,000 agents, and it went on
 after the client left). Here each agent's board row holds what the board
 shows and ranks by: counts, the headline composite, the five radar axes,
 the composite over time. A run change marks its agent in `board_stale`
-(storage.dialect.fold_run_deltas); `refresh_board` recomputes at most
+(the session's `fold_run_deltas`); `refresh_board` recomputes at most
 `REFRESH_PER_STEP` marked agents per sweep from the kept sums and the
 agent's cohort. A page of the board, in canonical order or re-ranked by any
 weights, is then one query.
@@ -23,8 +23,8 @@ from sqlalchemy.engine import Connection
 import scoring
 from api.ports import ALL_RUNS, BoardRow
 from collector.storage import kept_totals
-from collector.storage.dialect import upsert_rows
 from collector.storage.run_records import cohort_rows, record_of
+from collector.storage.session import SqlSession
 from collector.storage.tables import agent_board, agents, board_stale, runs
 from collector.storage.totals import composite_of, counts_of
 from scoring import policy
@@ -35,21 +35,21 @@ TREND_POINTS = 12
 _COLUMNS = tuple(c.name for c in agent_board.columns)
 
 
-def refresh_board(conn: Connection, now: float) -> int:
+def refresh_board(session: SqlSession, now: float) -> int:
     """Refresh the board rows of agents whose runs changed; returns how many."""
-    marked = [r[0] for r in conn.execute(select(board_stale.c.agent_id).limit(REFRESH_PER_STEP))]
+    marked = [r[0] for r in session.execute(select(board_stale.c.agent_id).limit(REFRESH_PER_STEP))]
     if not marked:
         return 0
     known = {
         r.id: r
-        for r in conn.execute(
+        for r in session.execute(
             select(agents.c.id, agents.c.owner, agents.c.name).where(agents.c.id.in_(marked))
         )
     }
-    rows = [_row(conn, known[ident], now) for ident in sorted(marked) if ident in known]
+    rows = [_row(session.conn, known[ident], now) for ident in sorted(marked) if ident in known]
     if rows:
-        upsert_rows(conn, agent_board, _COLUMNS, rows, key=("agent_id",))
-    conn.execute(delete(board_stale).where(board_stale.c.agent_id.in_(marked)))
+        session.upsert_rows(agent_board, _COLUMNS, rows, key=("agent_id",))
+    session.execute(delete(board_stale).where(board_stale.c.agent_id.in_(marked)))
     return len(marked)
 
 
@@ -102,15 +102,13 @@ def _completed(conn: Connection, agent_id: str) -> list[scoring.RunRecord]:
     return [record_of(r) for r in conn.execute(query)]
 
 
-def catch_up(conn: Connection, now: float) -> None:
+def catch_up(session: SqlSession, now: float) -> None:
     """Fold every pending run change and refresh every marked agent now: for a
     reader with no collector running (the CLI on a database), and a collector
     that stops."""
-    from collector.storage.dialect import fold_run_deltas
-
-    while fold_run_deltas(conn):
+    while session.fold_run_deltas():
         pass
-    while refresh_board(conn, now):
+    while refresh_board(session, now):
         pass
 
 

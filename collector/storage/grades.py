@@ -25,19 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.engine import Connection
 
 from collector.assembly.identity import agent_id
 from collector.assembly.membership import keyed_run_ids
-from collector.storage.dialect import (
-    cursor,
-    hold_runs,
-    in_chunks,
-    marker,
-    run_seqs,
-    select_in,
-    upsert_rows,
-)
 from collector.storage.grade_waits import (
     add_usage,
     delete_grades,
@@ -46,6 +36,7 @@ from collector.storage.grade_waits import (
     waiting_rows,
 )
 from collector.storage.rows import GRADE_COLUMNS, GradeRow
+from collector.storage.session import SqlSession, in_chunks
 from collector.storage.tables import grades
 
 GRADED = "graded"
@@ -70,7 +61,7 @@ def waiting_size(row: GradeRow) -> int:
 
 
 def save_grades(
-    conn: Connection, rows: Sequence[GradeRow], quota_bytes: int | None = None
+    session: SqlSession, rows: Sequence[GradeRow], quota_bytes: int | None = None
 ) -> set[str] | OverQuota:
     """Store one grade, the rows of the run ids it names (the last write
     wins), and give its stored runs the outcome. Returns the ids of the runs
@@ -79,11 +70,11 @@ def save_grades(
     if not rows:
         return set()
     run_ids = sorted({row.run_id for row in rows})
-    hold_runs(conn, run_ids)
+    session.hold_runs(run_ids)
     last = {row.run_id: row for row in rows}  # one statement may not write a key twice
-    usage = lock_usage(conn, sorted({row.owner for row in rows}))
-    stored = run_seqs(conn, run_ids)
-    waiting = waiting_rows(conn, run_ids)  # what the rows it replaces counted
+    usage = lock_usage(session, sorted({row.owner for row in rows}))
+    stored = session.run_seqs(run_ids)
+    waiting = waiting_rows(session, run_ids)  # what the rows it replaces counted
     if stored:  # met: it waits for no other name
         kept = [last[i]._replace(waiting_bytes=0) for i in run_ids if i in stored]
     else:
@@ -97,15 +88,15 @@ def save_grades(
         for owner, more in sorted(added.items()):
             if more > 0 and usage[owner] + more > quota_bytes:
                 return OverQuota(usage[owner], more, quota_bytes)
-    upsert_rows(conn, grades, GRADE_COLUMNS, kept, key=("run_id",))
+    session.upsert_rows(grades, GRADE_COLUMNS, kept, key=("run_id",))
     kept_ids = {row.run_id for row in kept}
-    delete_grades(conn, [i for i in waiting if i not in kept_ids])
-    add_usage(conn, added)
-    _grade_runs(conn, {row.run_id: row.success for row in kept}, stored)
+    delete_grades(session, [i for i in waiting if i not in kept_ids])
+    add_usage(session, added)
+    _grade_runs(session, {row.run_id: row.success for row in kept}, stored)
     return set(stored)
 
 
-def apply_grades(conn: Connection, run_ids: Sequence[str]) -> set[str]:
+def apply_grades(session: SqlSession, run_ids: Sequence[str]) -> set[str]:
     """The graded outcome for every stored run among these that has a grade.
 
     Every writer of runs calls it after storing them, in the same transaction.
@@ -116,41 +107,43 @@ def apply_grades(conn: Connection, run_ids: Sequence[str]) -> set[str]:
     found: dict[str, tuple[bool, int]] = {}
     columns = ("run_id", "success", "waiting_bytes")
     for chunk in in_chunks(list(run_ids)):
-        for run_id, success, size in select_in(conn, grades, columns, {}, "run_id", chunk):
+        for run_id, success, size in session.select_in(grades, columns, {}, "run_id", chunk):
             found[run_id] = (bool(success), int(size))
     if not found:
         return set()
     ordered = sorted(found)  # rows locked in id order, as every run writer does
-    stored = run_seqs(conn, ordered)
-    _grade_runs(conn, {run_id: success for run_id, (success, _) in found.items()}, stored)
+    stored = session.run_seqs(ordered)
+    _grade_runs(session, {run_id: success for run_id, (success, _) in found.items()}, stored)
     met = [run_id for run_id in ordered if run_id in stored and found[run_id][1] > 0]
     if met:
-        stop_waiting(conn, met, _other_names(conn, met))
+        stop_waiting(session, met, _other_names(session, met))
     return set(stored)
 
 
-def grade_of(conn: Connection, run_id: str) -> GradeRow | None:
+def grade_of(session: SqlSession, run_id: str) -> GradeRow | None:
     """The grade posted for one run, if any (the run detail)."""
-    row = conn.execute(select(grades).where(grades.c.run_id == run_id)).first()
-    return GradeRow(*row) if row is not None else None
+    row = session.execute(select(grades).where(grades.c.run_id == run_id)).first()
+    return GradeRow._make(row) if row is not None else None
 
 
-def _other_names(conn: Connection, run_ids: Sequence[str]) -> list[str]:
+def _other_names(session: SqlSession, run_ids: Sequence[str]) -> list[str]:
     """The run ids the grades of these runs also name, besides these."""
     names: set[str] = set()
     columns = ("owner", "agent", "run_key")
     for chunk in in_chunks(list(run_ids)):
-        for owner, agent, run_key in select_in(conn, grades, columns, {}, "run_id", chunk):
+        for owner, agent, run_key in session.select_in(grades, columns, {}, "run_id", chunk):
             names.update(keyed_run_ids(agent_id(owner, agent), run_key))
     return sorted(names - set(run_ids))
 
 
-def _grade_runs(conn: Connection, outcomes: Mapping[str, bool], stored: Mapping[str, int]) -> None:
+def _grade_runs(
+    session: SqlSession, outcomes: Mapping[str, bool], stored: Mapping[str, int]
+) -> None:
     """Stored runs take their grade's outcome."""
     ordered = [run_id for run_id in sorted(outcomes) if run_id in stored]
     if ordered:
-        mark = marker(conn)
-        cursor(conn).executemany(
+        mark = session.mark
+        session.cursor().executemany(
             f"UPDATE runs SET success = {mark}, success_source = '{GRADED}' WHERE seq = {mark}",
             [(outcomes[run_id], stored[run_id]) for run_id in ordered],
         )

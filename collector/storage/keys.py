@@ -13,8 +13,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
 from api.auth import Principal
-from collector.storage.dialect import cursor, lock_for_setup, marker
 from collector.storage.engine import Database
+from collector.storage.session import SqlSession
 from collector.storage.tables import keys
 
 ROLES = ("agent", "grader")
@@ -59,7 +59,7 @@ class KeyStore:
         Collectors started together on one new database create one key, not one each.
         """
         with self._db.writer.begin() as conn:
-            lock_for_setup(conn)
+            self._db.session(conn).lock_for_setup()
             if conn.execute(select(func.count()).select_from(keys)).scalar_one():
                 return None
             return _insert_key(conn, owner, "agent")
@@ -67,8 +67,8 @@ class KeyStore:
     def authenticate(self, key: str) -> Principal | None:
         """The key's owner, or None for an unknown or revoked key."""
         digest = _hash(key)
-        with self._db.reader.connect() as conn:
-            row = key_by_hash(conn, digest)
+        with self._db.reading() as session:
+            row = key_by_hash(session, digest)
         if row is None:
             return None
         owner, role, key_hash, revoked_at = row
@@ -97,12 +97,12 @@ class KeyStore:
         return int(result.rowcount)
 
 
-def key_by_hash(conn: Connection, digest: str) -> tuple[Any, ...] | None:
+def key_by_hash(session: SqlSession, digest: str) -> tuple[Any, ...] | None:
     """(owner, role, key_hash, revoked_at) of a key, on every export: the raw
     cursor takes ~18 us where a SQLAlchemy Core select took ~70 (SQLite)."""
-    cur = cursor(conn)
+    cur = session.cursor()
     cur.execute(
-        f"SELECT owner, role, key_hash, revoked_at FROM keys WHERE key_hash = {marker(conn)}",
+        f"SELECT owner, role, key_hash, revoked_at FROM keys WHERE key_hash = {session.mark}",
         (digest,),
     )
     row: tuple[Any, ...] | None = cur.fetchone()

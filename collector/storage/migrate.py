@@ -15,7 +15,6 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from collector.storage.dialect import lock_for_setup
 from collector.storage.engine import Database
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
@@ -35,7 +34,7 @@ def create_schema(db: Database) -> None:
 def upgrade(db: Database, revision: str = "head") -> None:
     config = _config()
     with db.writer.begin() as conn:
-        lock_for_setup(conn)
+        db.session(conn).lock_for_setup()
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 

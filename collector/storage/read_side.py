@@ -53,6 +53,6 @@ def open_read_side(settings: Settings, clock: Clock) -> tuple[Database, ReadSide
     migrated, and its board brought up to date once."""
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)
-    with db.writer.begin() as conn:
-        catch_up(conn, clock())
+    with db.writing() as session:
+        catch_up(session, clock())
     return db, read_side(db, AgentDirectory(db), settings, clock)

@@ -14,7 +14,6 @@ from dataclasses import fields, replace
 from typing import Any
 
 from sqlalchemy import and_, case, func, literal_column, or_, select
-from sqlalchemy.engine import Connection
 
 import scoring
 from api.ports import (
@@ -36,7 +35,6 @@ from api.ports import (
 from collector.assembly.runs import Timers
 from collector.storage import kept_totals
 from collector.storage.board import board_page
-from collector.storage.dialect import run_seqs, trace_numbers
 from collector.storage.engine import Database, ping
 from collector.storage.grades import GRADED, grade_of
 from collector.storage.rows import GradeRow
@@ -295,29 +293,18 @@ class SqlReadStore:
 
     def run(self, run_id: str) -> RunInfo | None:
         """One run, with its grade (the run detail)."""
-        with self._db.reader.connect() as conn:
-            seq = self._run_seq(conn, run_id)
-            row = conn.execute(select(runs).where(runs.c.seq == seq)).first()
+        with self._db.reading() as session:
+            seq = session.run_seq(run_id)
+            row = session.execute(select(runs).where(runs.c.seq == seq)).first()
             if row is None:
                 return None
-            posted = grade_of(conn, run_id)
+            posted = grade_of(session, run_id)
         return replace(_run_row(row), grade=_grade(row, posted))
 
-    def _run_seq(self, conn: Connection, run_id: str) -> int | None:
-        """A run's row number: the writer's memory of recent runs first
-        (checked against the row), else the index or a scan of the recent
-        rows (storage/recent_keys.py)."""
-        recent = self._db.recent_keys
-        hint = recent.run_hint(run_id) if recent is not None else None
-        if hint is not None:
-            found = conn.execute(select(runs.c.id).where(runs.c.seq == hint)).scalar()
-            if found == run_id:
-                return hint
-        return run_seqs(conn, [run_id]).get(run_id)
-
     def trace(self, run: RunInfo, max_spans: int) -> TraceView:
-        with self._db.reader.connect() as conn:
-            number = trace_numbers(conn, [(run.owner, run.trace_id)]).get((run.owner, run.trace_id))
+        with self._db.reading() as session:
+            key = (run.owner, run.trace_id)
+            number = session.trace_numbers([key]).get(key)
             query = (
                 select(spans, resources.c.encoded.label("resource"))
                 .select_from(
@@ -325,7 +312,7 @@ class SqlReadStore:
                 )
                 .where(spans.c.trace_ref == number)
             )
-            rows = conn.execute(query).all() if number is not None else []
+            rows = session.execute(query).all() if number is not None else []
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
 
 

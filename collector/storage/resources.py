@@ -8,17 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
-
-from collector.storage.dialect import cursor, is_postgresql, marker
+from collector.storage.session import SqlSession
 
 # A stored resource's `seen_at` is rewritten at most this often: a rewrite
 # dirties a random page, and a process sends the same resource all day.
 RESOURCE_REFRESH_S: Final = 3600.0
 
 
-def register_resources(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+def register_resources(session: SqlSession, rows: Sequence[tuple[Any, ...]]) -> None:
     """Store (digest, encoded, seen_at) rows not stored yet; refresh a stored
     one's `seen_at` when it is over RESOURCE_REFRESH_S old.
 
@@ -30,8 +27,8 @@ def register_resources(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> Non
         return
     unique = {row[0]: row for row in rows}
     ordered = [unique[digest] for digest in sorted(unique)]
-    mark = marker(conn)
-    cursor(conn).executemany(
+    mark = session.mark
+    session.cursor().executemany(
         f"INSERT INTO resources (digest, encoded, seen_at) VALUES ({mark}, {mark}, {mark}) "
         "ON CONFLICT (digest) DO UPDATE SET seen_at = excluded.seen_at "
         f"WHERE resources.seen_at < excluded.seen_at - {RESOURCE_REFRESH_S}",
@@ -39,19 +36,9 @@ def register_resources(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> Non
     )
 
 
-def delete_unused_resources(conn: Connection, older_than: float) -> None:
+def delete_unused_resources(session: SqlSession, older_than: float) -> None:
     """Retention of resources: a span received before `older_than` is deleted,
     and every span using a resource arrived at most RESOURCE_REFRESH_S after
     its `seen_at`; so one last seen before `older_than - RESOURCE_REFRESH_S`
     has no span left."""
-    cutoff = {"t": older_than - RESOURCE_REFRESH_S}
-    if not is_postgresql(conn):
-        conn.execute(text("DELETE FROM resources WHERE seen_at < :t"), cutoff)
-        return
-    conn.execute(
-        text(
-            "DELETE FROM resources WHERE digest IN "
-            "(SELECT digest FROM resources WHERE seen_at < :t FOR UPDATE SKIP LOCKED)"
-        ),
-        cutoff,
-    )
+    session.delete_resources_seen_before(older_than - RESOURCE_REFRESH_S)

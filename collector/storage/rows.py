@@ -3,7 +3,7 @@
 NamedTuples, not dataclasses: they are the tuples the DB-API binds as they
 are (no per-row conversion), and fields read by name everywhere else.
 tests/collector/test_rows.py checks the fields equal the tables' columns.
-Only `storage.dialect` binds them positionally.
+Only the backends' sessions (storage/sqlite, storage/postgresql) bind them positionally.
 
 A NamedTuple's own constructor and its pickling are Python-level calls,
 ~0.4 and ~1.3 us a row, where the decoders build and send ~30,000 rows a

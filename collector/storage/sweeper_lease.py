@@ -1,11 +1,11 @@
 """Which process sweeps timers and retention when several share one database.
 
-Every process can recompute any trace correctly (dialect.register_traces), so the
+Every process can recompute any trace correctly (a session's register_traces), so the
 sweep is about not doing the same work twice, not about safety: on
 PostgreSQL the sweeper is whoever holds a session advisory lock, kept on one
 dedicated connection. When that process dies its connection closes, the
 lock is released, and another process takes over at its next sweep. SQLite
-is one writer by construction, so every process may sweep.
+is one writer by construction: its session grants the lease to every process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from collector.storage.dialect import SWEEPER_LOCK, advisory_unlock, try_advisory_lock
 from collector.storage.engine import Database
 
 log = logging.getLogger(__name__)
@@ -31,8 +30,6 @@ class SweeperLease:
 
     def held(self) -> bool:
         """True when this process should sweep now (taking the lease if free)."""
-        if self._db.dialect != "postgresql":
-            return True
         with self._lock:
             return self._check_or_take()
 
@@ -43,7 +40,7 @@ class SweeperLease:
                 self._conn.commit()
                 return True
             conn = self._db.reader.connect()
-            if try_advisory_lock(conn, SWEEPER_LOCK):
+            if self._db.session(conn).try_sweeper_lock():
                 conn.commit()
                 self._conn = conn
                 log.info("this process now sweeps timers and retention")
@@ -61,7 +58,7 @@ class SweeperLease:
             if self._conn is None:
                 return
             try:
-                advisory_unlock(self._conn, SWEEPER_LOCK)
+                self._db.session(self._conn).release_sweeper_lock()
                 self._conn.commit()
                 self._conn.close()
             except SQLAlchemyError:

@@ -68,11 +68,11 @@ radar_weights = Table(
 # (a whole page written to the WAL, and again at checkpoint: ~8 KB per ~1 KB
 # span, growing with the table). Only this table is keyed by the random id,
 # once per trace. On PostgreSQL it is also the lock row every transaction
-# writing a trace's spans or runs upserts first (storage/dialect.register_traces).
+# writing a trace's spans or runs upserts first (a session's register_traces).
 #
 # SQLite (migration 0012): a trace's row is first written outside the
 # (owner, trace_id) index (`merged` false) and found through the writer's
-# memory (storage/recent_keys.py); the sweeper merges those rows into the
+# memory (storage/sqlite/key_tail.py); the sweeper merges those rows into the
 # index in bulk, so a merge writes each index page once for thousands of
 # traces instead of once per commit. PostgreSQL indexes every row at once
 # (several processes insert traces) and `merged` is always true there.
@@ -196,7 +196,7 @@ runs = Table(
     Column("seq", SPAN_ROW_ID, primary_key=True, autoincrement=True),
     *run_columns(),
     # The run's trace's number (traces.id), set where the run is written
-    # (storage.dialect.upsert_runs). Runs are found by trace through it: the
+    # (the SQLite session's upsert_runs). Runs are found by trace through it: the
     # number grows as traces arrive, so a new run's entry is appended where
     # (owner, trace_id), a random key, put each one on a random page.
     Column("trace_ref", SPAN_ROW_ID),
@@ -238,7 +238,7 @@ runs = Table(
 
 # One row: how many times the rows not merged yet were merged into the
 # indexes (or a run among them deleted). A writer that finds it changed
-# reloads what it remembers (storage/recent_keys.py).
+# reloads what it remembers (storage/sqlite/key_tail.py).
 key_merges = Table(
     "key_merges",
     metadata,

@@ -10,7 +10,6 @@ import time
 
 from sqlalchemy import delete, select
 
-from collector.storage.dialect import upsert_rows
 from collector.storage.engine import Database
 from collector.storage.tables import radar_weights
 
@@ -33,8 +32,10 @@ class SqlWeightStore:
 
     def save_radar_weights(self, owner: str, weights: dict[str, float]) -> None:
         row = (owner, json.dumps(weights, sort_keys=True), time.time())
-        with self._db.writer.begin() as conn:
-            upsert_rows(conn, radar_weights, ("owner", "weights", "updated_at"), [row], ("owner",))
+        with self._db.writing() as session:
+            session.upsert_rows(
+                radar_weights, ("owner", "weights", "updated_at"), [row], ("owner",)
+            )
 
     def delete_radar_weights(self, owner: str) -> None:
         with self._db.writer.begin() as conn:

@@ -5,30 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import delete, select
-from sqlalchemy.engine import Connection
 
-from collector.storage.dialect import (
-    delete_old_span_rows,
-    delete_unused_traces,
-    insert_ignore_rows,
-    insert_spans,
-    seal_runs,
-)
 from collector.storage.resources import delete_unused_resources, register_resources
 from collector.storage.rows import AGENT_COLUMNS, SPAN_COLUMNS, AgentRow, ResourceRow, SpanRow
+from collector.storage.session import SqlSession
 from collector.storage.tables import agents, pending_traces, spans, traces
 
 
 def write_batch(
-    conn: Connection,
+    session: SqlSession,
     agent_rows: Sequence[AgentRow],
     span_rows: Sequence[SpanRow],
     resource_rows: Sequence[ResourceRow] = (),
 ) -> None:
     """One group commit's rows; duplicates (exporter retries) are stored once."""
-    insert_ignore_rows(conn, agents, AGENT_COLUMNS, agent_rows)
-    register_resources(conn, resource_rows)
-    insert_spans(conn, spans, SPAN_COLUMNS, span_rows)
+    session.insert_ignore_rows(agents, AGENT_COLUMNS, agent_rows)
+    register_resources(session, resource_rows)
+    session.insert_spans(spans, SPAN_COLUMNS, span_rows)
 
 
 # Rows one retention step deletes: a step is one job in the writer's group
@@ -37,7 +30,7 @@ RETENTION_STEP = 20_000
 
 
 def delete_old_spans(
-    conn: Connection, older_than: float, now: float, limit: int = RETENTION_STEP
+    session: SqlSession, older_than: float, now: float, limit: int = RETENTION_STEP
 ) -> int:
     """One step of span retention: up to `limit` old spans, up to `limit`
     trace rows no span refers to any more, resources no span can use and
@@ -45,11 +38,11 @@ def delete_old_spans(
     are sealed first: they keep their summary and scores (docs/operations.md
     "Retention"). Returns the spans and trace rows deleted: 0 means the pass
     is over."""
-    trace_refs = delete_old_span_rows(conn, older_than, limit)
-    seal_runs(conn, set(trace_refs), now)
-    deleted = len(trace_refs) + delete_unused_traces(conn, older_than, limit)
-    delete_unused_resources(conn, older_than)
-    conn.execute(
+    trace_refs = session.delete_old_span_rows(older_than, limit)
+    session.seal_runs(set(trace_refs), now)
+    deleted = len(trace_refs) + session.delete_unused_traces(older_than, limit)
+    delete_unused_resources(session, older_than)
+    session.execute(
         delete(pending_traces).where(
             ~select(traces.c.id).where(traces.c.id == pending_traces.c.trace_ref).exists()
         )

@@ -23,14 +23,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy.engine import Connection
-
 from collector.errors import BadRequest, Overloaded
 from collector.metrics import Metrics
-from collector.storage.dialect import register_traces
-from collector.storage.engine import Database, writing
+from collector.storage.engine import Database
 from collector.storage.failures import is_unavailable, is_unstorable
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
+from collector.storage.session import SqlSession
 from collector.storage.writes import write_batch
 from collector.types import TraceKey
 
@@ -58,7 +56,7 @@ class Batch:
 class Job:
     """Any other write for the writer's next transaction (runs, retention)."""
 
-    write: Callable[[Connection], Any]
+    write: Callable[[SqlSession], Any]
     traces: frozenset[TraceKey] = frozenset()  # registered (locked) before any write
     future: Future[Any] = field(default_factory=Future)
 
@@ -66,7 +64,7 @@ class Job:
 class CommitHook(Protocol):
     """Work that belongs in the transaction of span batches, and after it."""
 
-    def in_transaction(self, conn: Connection, batches: Sequence[Batch], now: float) -> Any:
+    def in_transaction(self, session: SqlSession, batches: Sequence[Batch], now: float) -> Any:
         """Runs before the batches' spans are inserted; its result goes to after_commit."""
 
     def after_commit(self, batches: Sequence[Batch], state: Any) -> None:
@@ -116,7 +114,7 @@ class BatchWriter:
         return batch.future
 
     def submit_job(
-        self, write: Callable[[Connection], Any], traces: Iterable[TraceKey] = ()
+        self, write: Callable[[SqlSession], Any], traces: Iterable[TraceKey] = ()
     ) -> Future[Any]:
         job = Job(write, frozenset(traces))
         with self._cond:
@@ -173,16 +171,16 @@ class BatchWriter:
         database's own is split, so one request's data never fails the others."""
         started = time.perf_counter()
         try:
-            with writing(self._db) as conn:
+            with self._db.writing() as session:
                 now = self._clock()
                 traces = set().union(*(b.traces for b in taken), *(j.traces for j in jobs))
-                register_traces(conn, traces, now)  # PostgreSQL: locked
+                session.register_traces(traces, now)  # PostgreSQL: locked
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more.
-                results = [job.write(conn) for job in jobs]
-                state = self._hook.in_transaction(conn, taken, now) if taken else None
+                results = [job.write(session) for job in jobs]
+                state = self._hook.in_transaction(session, taken, now) if taken else None
                 write_batch(
-                    conn,
+                    session,
                     _unique_agents(b.agent_rows for b in taken),
                     [row for b in taken for row in b.span_rows],
                     [row for b in taken for row in b.resource_rows],

@@ -89,9 +89,9 @@ def test_aging_goes_in_steps_and_keeps_every_grade_whose_run_is_stored(
     with db.writer.begin() as conn:
         store_run(conn, "stored")
         for row in [*old, fresh, grade("stored"), grade("came-late")]:
-            assert not isinstance(save_grades(conn, [row], 1 << 20), OverQuota)
+            assert not isinstance(save_grades(db.session(conn), [row], 1 << 20), OverQuota)
         store_run(conn, "came-late")  # stored without meeting its grade: kept all the same
-        steps = [age_out_grades(conn, 50.0, limit=2) for _ in range(4)]
+        steps = [age_out_grades(db.session(conn), 50.0, limit=2) for _ in range(4)]
     assert steps == [2, 2, 2, 0]
     with db.reader.connect() as conn:
         assert waiting(conn) == {"fresh": waiting_size(fresh), "stored": 0, "came-late": 0}

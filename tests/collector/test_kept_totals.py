@@ -12,13 +12,6 @@ from sqlalchemy import text
 from api.ports import RunFilter
 from bench.support.runs import a_run
 from collector.storage import kept_totals
-from collector.storage.dialect import (
-    delete_runs,
-    fold_run_deltas,
-    hold_runs,
-    upsert_rows,
-    upsert_runs,
-)
 from collector.storage.engine import Database, open_database
 from collector.storage.grades import save_grades
 from collector.storage.migrate import create_schema, upgrade
@@ -33,17 +26,17 @@ SCANNED = text(
 
 
 def kept_equals_scan(db: Database) -> None:
-    with db.reader.connect() as conn:
+    with db.reading() as session:
         scanned = {
             (r[0], r[1], r[2]): (int(r[3]), int(r[4]), float(r[5] or 0), int(r[6]), float(r[7]))
-            for r in conn.execute(SCANNED)
+            for r in session.execute(SCANNED)
         }
         kept = {
             (r[0], r[1], r[2]): (int(r[3]), int(r[4]), float(r[5] or 0), int(r[6]), float(r[7]))
-            for r in kept_totals.totals_rows(conn, None, RunFilter())
+            for r in kept_totals.totals_rows(session.conn, None, RunFilter())
         }
-        graded = dict(kept_totals.graded_rows(conn, None, RunFilter()))
-        counted = conn.execute(
+        graded = dict(kept_totals.graded_rows(session.conn, None, RunFilter()))
+        counted = session.execute(
             text(
                 "SELECT agent_id, count(*) FROM runs WHERE status = 'completed' "
                 "AND success_source = 'graded' GROUP BY agent_id"
@@ -65,15 +58,15 @@ def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None
     rows: dict[str, RunRow] = {}
     try:
         for step in range(12):
-            with db.writer.begin() as conn:
+            with db.writing() as session:
                 fresh = [a_run(rnd, rnd.randint(0, 60)) for _ in range(25)]
                 batch = {row.id: row for row in fresh}  # one upsert may not write a key twice
-                upsert_runs(conn, runs, RUN_COLUMNS, sorted(batch.values()))
+                session.upsert_runs(runs, RUN_COLUMNS, sorted(batch.values()))
                 rows.update(batch)
                 if step % 3 == 1:  # the grade update
                     graded = rnd.sample(sorted(rows), 5)
                     save_grades(
-                        conn,
+                        session,
                         [
                             GradeRow(
                                 i, "o", "a", "k", rnd.random() < 0.5, None, None, None, None, 1.0
@@ -83,20 +76,21 @@ def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None
                     )
                 if step % 4 == 2:  # stale runs dropped by a recomputation
                     gone = rnd.sample(sorted(rows), 4)
-                    delete_runs(conn, gone)
+                    session.delete_runs(gone)
                     for run_id in gone:
                         del rows[run_id]
-                hold_runs(conn, ["run-9998", "run-9999"])  # PostgreSQL's placeholders count nothing
+                # PostgreSQL's placeholders count nothing
+                session.hold_runs(["run-9998", "run-9999"])
             kept_equals_scan(db)
             if step % 2:
-                with db.writer.begin() as conn:
-                    fold_run_deltas(conn)
+                with db.writing() as session:
+                    session.fold_run_deltas()
                 kept_equals_scan(db)
-        with db.writer.begin() as conn:
-            while fold_run_deltas(conn):
+        with db.writing() as session:
+            while session.fold_run_deltas():
                 pass
-        with db.reader.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
+        with db.reading() as session:
+            assert session.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
         kept_equals_scan(db)
     finally:
         db.dispose()
@@ -107,7 +101,8 @@ def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str)
     upgrade(db, "0008")
     rnd = random.Random(11)
     try:
-        with db.writer.begin() as conn:
+        with db.writer.begin() as conn:  # the schema of 0008: no key tail yet
+            session = db.session(conn)
             fresh = {row.id: row for row in (a_run(rnd, i) for i in range(80))}
             # the columns of 0008's runs table (screenings came in 0016)
             later = {"screening_id", "screening_round", "suite_name", "suite_digest"}
@@ -115,11 +110,11 @@ def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str)
             old_rows = [
                 tuple(getattr(row, c) for c in old_columns) for row in sorted(fresh.values())
             ]
-            upsert_rows(conn, runs, old_columns, old_rows, key=("id",))
+            session.upsert_rows(runs, old_columns, old_rows, key=("id",))
         create_schema(db)  # to the newest: 0009 sums them
-        with db.reader.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
-            assert conn.execute(text("SELECT sum(runs) FROM run_totals")).scalar() == 80
+        with db.reading() as session:
+            assert session.execute(text("SELECT count(*) FROM run_deltas")).scalar() == 0
+            assert session.execute(text("SELECT sum(runs) FROM run_totals")).scalar() == 80
         kept_equals_scan(db)
     finally:
         db.dispose()

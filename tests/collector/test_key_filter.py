@@ -11,15 +11,22 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from collector.storage import recent_keys
-from collector.storage.dialect import merge_key_tails, register_traces, upsert_runs
-from collector.storage.engine import Database, open_database, writing
-from collector.storage.key_filter import FIRST_PART_KEYS, KeyFilter
+from collector.storage.engine import Database, open_database
 from collector.storage.migrate import create_schema
-from collector.storage.recent_keys import current
 from collector.storage.rows import RUN_COLUMNS
+from collector.storage.session import SqlSession
+from collector.storage.sqlite import key_tail
+from collector.storage.sqlite.key_filter import FIRST_PART_KEYS, KeyFilter
+from collector.storage.sqlite.key_tail import KeyTxn
+from collector.storage.sqlite.session import SqliteSession
 from collector.storage.tables import runs
 from tests.collector.test_recent_keys import count, run_of
+
+
+def keys_of(session: SqlSession) -> KeyTxn | None:
+    """The write transaction's view of the key tail."""
+    assert isinstance(session, SqliteSession)
+    return session.keys
 
 
 @pytest.fixture
@@ -33,10 +40,10 @@ def stored(sqlite_url: str) -> Iterator[Database]:
     db = open_database(sqlite_url)
     create_schema(db)
     for half in (range(5), range(5, 10)):
-        with writing(db) as conn:
-            register_traces(conn, [("o", f"t{i}") for i in half], 1.0)
-            upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in half])
-            merge_key_tails(conn, force=half.start == 0)
+        with db.writing() as session:
+            session.register_traces([("o", f"t{i}") for i in half], 1.0)
+            session.upsert_runs(runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in half])
+            session.merge_key_tails(force=half.start == 0)
     yield db
     db.dispose()
 
@@ -54,11 +61,11 @@ def test_every_key_added_is_in_the_filter_and_few_others_seem_to_be() -> None:
 
 def test_a_new_trace_and_run_are_stored_without_looking_them_up(stored: Database) -> None:
     statements: list[str] = []
-    with writing(stored) as conn:
-        conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
-        register_traces(conn, [("o", "new"), ("o", "t1")], 2.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(20, "new"), run_of(1, "t1")])
-        conn.connection.dbapi_connection.set_trace_callback(None)  # type: ignore[union-attr]
+    with stored.writing() as session:
+        session.conn.connection.dbapi_connection.set_trace_callback(statements.append)  # type: ignore[union-attr]
+        session.register_traces([("o", "new"), ("o", "t1")], 2.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(20, "new"), run_of(1, "t1")])
+        session.conn.connection.dbapi_connection.set_trace_callback(None)  # type: ignore[union-attr]
     lookups = " ".join(s for s in statements if "merged = 1" in s)
     # The stored trace and run are looked up; the new ones are not.
     assert "'t1'" in lookups and run_of(1, "t1").id in lookups
@@ -70,16 +77,16 @@ def test_a_new_trace_and_run_are_stored_without_looking_them_up(stored: Database
 def test_a_writer_reading_the_stored_keys_in_steps_finds_every_stored_row(
     stored: Database, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recent_keys, "FILTER_ROWS_PER_TXN", 3)
+    monkeypatch.setattr(key_tail, "FILTER_ROWS_PER_TXN", 3)
     later = open_database(sqlite_url)  # a process started on a stored database
     whole = []
     for step in range(6):
-        with writing(later) as conn:
-            txn = current(conn)
+        with later.writing() as session:
+            txn = keys_of(session)
             assert txn is not None
             whole.append(txn.trace_filter is not None and txn.run_filter is not None)
-            register_traces(conn, [("o", f"t{i}") for i in range(10)] + [("o", f"n{step}")], 3.0)
-            upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
+            session.register_traces([("o", f"t{i}") for i in range(10)] + [("o", f"n{step}")], 3.0)
+            session.upsert_runs(runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
         assert count(later, "SELECT count(*) FROM traces") == 11 + step
         assert count(later, "SELECT count(*) FROM runs") == 10
     later.dispose()
@@ -89,43 +96,41 @@ def test_a_writer_reading_the_stored_keys_in_steps_finds_every_stored_row(
 
 
 def test_keys_another_writer_stored_and_merged_are_found(stored: Database, sqlite_url: str) -> None:
-    with writing(stored) as conn:  # its filter holds every stored key
-        assert current(conn).trace_filter is not None  # type: ignore[union-attr]
+    with stored.writing() as session:  # its filter holds every stored key
+        assert keys_of(session).trace_filter is not None  # type: ignore[union-attr]
     other = open_database(sqlite_url)
-    with writing(other) as conn:
-        register_traces(conn, [("o", "theirs")], 2.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(30, "theirs")])
-        merge_key_tails(conn, force=True)  # out of every writer's memory of recent rows
+    with other.writing() as session:
+        session.register_traces([("o", "theirs")], 2.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(30, "theirs")])
+        session.merge_key_tails(force=True)  # out of every writer's memory of recent rows
     other.dispose()
-    with writing(stored) as conn:
-        register_traces(conn, [("o", "theirs")], 3.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(30, "theirs", status="timeout")])
+    with stored.writing() as session:
+        session.register_traces([("o", "theirs")], 3.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(30, "theirs", status="timeout")])
     assert count(stored, "SELECT count(*) FROM traces") == 11
     assert count(stored, "SELECT count(*) FROM runs") == 11
     theirs = f"SELECT status FROM runs WHERE id = '{run_of(30, 'theirs').id}'"
-    with stored.reader.connect() as conn:
-        assert conn.execute(text(theirs)).scalars().all() == ["timeout"]
+    with stored.reading() as session:
+        assert session.execute(text(theirs)).scalars().all() == ["timeout"]
 
 
 def test_a_writer_warmed_at_start_uses_its_filter_at_once_and_finds_later_rows(
     stored: Database, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recent_keys, "FILTER_ROWS_PER_TXN", 3)
+    monkeypatch.setattr(key_tail, "FILTER_ROWS_PER_TXN", 3)
     later = open_database(sqlite_url)
-    assert later.recent_keys is not None
-    with later.reader.begin() as conn:  # as `serve` does before opening its doors
-        later.recent_keys.warm(conn)
-    with writing(stored) as conn:  # stored and merged after the warm-up
-        register_traces(conn, [("o", "after")], 2.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(40, "after")])
-        merge_key_tails(conn, force=True)
-    with writing(later) as conn:
-        txn = current(conn)
+    later.backend.warm()  # as `serve` does before opening its doors
+    with stored.writing() as session:  # stored and merged after the warm-up
+        session.register_traces([("o", "after")], 2.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(40, "after")])
+        session.merge_key_tails(force=True)
+    with later.writing() as session:
+        txn = keys_of(session)
         assert txn is not None and txn.trace_filter is not None and txn.run_filter is not None
         keys = [("o", f"t{i}") for i in range(10)] + [("o", "after"), ("o", "new")]
-        register_traces(conn, keys, 3.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(40, "after"), run_of(41, "new")])
+        session.register_traces(keys, 3.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(i, f"t{i}") for i in range(10)])
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(40, "after"), run_of(41, "new")])
     later.dispose()
     assert count(stored, "SELECT count(*) FROM traces") == 12
     assert count(stored, "SELECT count(*) FROM runs") == 12

@@ -11,7 +11,6 @@ from sqlalchemy import text
 
 from bench.support.servers import cli
 from collector.runs.store import load_trace_facts
-from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema, current_revision, head_revision, upgrade
@@ -97,14 +96,14 @@ def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str)
     create_schema(db)
     with db.reader.connect() as conn:
         numbered = conn.execute(text("SELECT trace_id, id FROM traces ORDER BY id")).all()
-        facts = load_trace_facts(conn, "o", ["t1", "t2"])
+        facts = load_trace_facts(db.session(conn), "o", ["t1", "t2"])
     assert [trace for trace, _ in numbered] == ["t2", "t1"]  # in order of first sight
     assert sorted(f.span_id for f in facts["t1"]) == ["a", "b"]
     assert [f.span_id for f in facts["t2"]] == ["a"]
     with db.writer.begin() as conn:  # a retried span is still a duplicate
-        register_traces(conn, [("o", "t1")], 7.0)
+        db.session(conn).register_traces([("o", "t1")], 7.0)
         row = conn.execute(text(f"SELECT {names} FROM spans WHERE span_id = 'a' LIMIT 1")).one()
-        write_batch(conn, [], [tuple(row)])
+        write_batch(db.session(conn), [], [tuple(row)])
     with db.reader.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM spans")).scalar_one() == 3
     db.dispose()

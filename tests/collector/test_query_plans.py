@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import text
 
 from bench.support.postgres import PostgresCluster
-from collector.storage.dialect import SPANS_PER_NUMBER_PG, rows_by_number_pg
 from collector.storage.engine import open_database
 from collector.storage.migrate import create_schema
+from collector.storage.postgresql.numbers import SPANS_PER_NUMBER, rows_by_number
 
 SPANS = 60_000
 
@@ -49,7 +49,7 @@ def test_spans_are_counted_per_trace_number_through_the_index_before_any_analyse
     unanalysed_spans: object,
 ) -> None:
     with unanalysed_spans.writer.connect() as conn:  # type: ignore[attr-defined]
-        plan = plan_of(conn, SPANS_PER_NUMBER_PG, list(range(1, 200, 2)))
+        plan = plan_of(conn, SPANS_PER_NUMBER, list(range(1, 200, 2)))
         # The same question as one IN list: planned as a scan of every span.
         scan = plan_of(
             conn,
@@ -64,6 +64,6 @@ def test_a_trace_numbers_spans_are_read_through_the_index_before_any_analyse(
     unanalysed_spans: object,
 ) -> None:
     with unanalysed_spans.writer.connect() as conn:  # type: ignore[attr-defined]
-        sql = rows_by_number_pg("spans", "trace_ref", ("span_id", "facts"))
+        sql = rows_by_number("spans", "trace_ref", ("span_id", "facts"))
         plan = plan_of(conn, sql, list(range(1, 200, 2)))
     assert "ux_spans_identity" in plan and "Seq Scan" not in plan

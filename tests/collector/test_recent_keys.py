@@ -14,17 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from collector.storage.dialect import (
-    delete_runs,
-    delete_unused_traces,
-    merge_key_tails,
-    register_traces,
-    run_seqs,
-    select_runs_by_id,
-    trace_numbers,
-    upsert_runs,
-)
-from collector.storage.engine import Database, open_database, writing
+from collector.storage.engine import Database, open_database
 from collector.storage.migrate import create_schema, upgrade
 from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.tables import runs
@@ -50,28 +40,28 @@ def run_of(index: int, trace: str, **values: object) -> RunRow:
 
 
 def count(db: Database, sql: str) -> int:
-    with db.reader.connect() as conn:
-        return int(conn.execute(text(sql)).scalar_one())
+    with db.reading() as session:
+        return int(session.execute(text(sql)).scalar_one())
 
 
 def test_a_trace_and_a_run_written_by_two_writers_are_stored_once(
     two_writers: tuple[Database, Database],
 ) -> None:
     first, second = two_writers
-    with writing(first) as conn:
-        register_traces(conn, [("o", "t1")], 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "t1", status="running")])
-    with writing(second) as conn:  # knows nothing of them but what is stored
-        register_traces(conn, [("o", "t1")], 2.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "t1", status="completed")])
-    with writing(first) as conn:
-        register_traces(conn, [("o", "t1"), ("o", "t2")], 3.0)
-        numbers = trace_numbers(conn, [("o", "t1"), ("o", "t2")])
+    with first.writing() as session:
+        session.register_traces([("o", "t1")], 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(1, "t1", status="running")])
+    with second.writing() as session:  # knows nothing of them but what is stored
+        session.register_traces([("o", "t1")], 2.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(1, "t1", status="completed")])
+    with first.writing() as session:
+        session.register_traces([("o", "t1"), ("o", "t2")], 3.0)
+        numbers = session.trace_numbers([("o", "t1"), ("o", "t2")])
     assert count(first, "SELECT count(*) FROM traces") == 2
     assert len(set(numbers.values())) == 2
     assert count(first, "SELECT count(*) FROM runs") == 1
-    with first.reader.connect() as conn:
-        (status,) = conn.execute(text("SELECT status FROM runs")).one()
+    with first.reading() as session:
+        (status,) = session.execute(text("SELECT status FROM runs")).one()
     assert status == "completed"
 
 
@@ -82,21 +72,21 @@ def test_rows_are_found_before_and_after_a_merge_by_readers_and_writers(
     create_schema(db)
     keys = [("o", f"{i:032x}") for i in range(30)]
     rows = [run_of(i, key[1]) for i, key in enumerate(keys)]
-    with writing(db) as conn:
-        register_traces(conn, keys, 1.0)
-        write_batch(conn, [], [span_row(t, "a" * 16) for _, t in keys])
-        upsert_runs(conn, runs, RUN_COLUMNS, rows)
+    with db.writing() as session:
+        session.register_traces(keys, 1.0)
+        write_batch(session, [], [span_row(t, "a" * 16) for _, t in keys])
+        session.upsert_runs(runs, RUN_COLUMNS, rows)
     merged_before = count(db, "SELECT count(*) FROM runs WHERE merged")
     for forced in (False, True):
-        with writing(db) as conn:
-            merge_key_tails(conn, force=forced)
-        with db.reader.connect() as conn:  # no memory: a scan of the recent rows
-            assert set(trace_numbers(conn, keys)) == set(keys)
-            assert set(run_seqs(conn, [r.id for r in rows])) == {r.id for r in rows}
-        with writing(db) as conn:  # the writer's memory, or the index
-            register_traces(conn, keys, 2.0)
-            write_batch(conn, [], [span_row(t, "b" * 16) for _, t in keys])
-            upsert_runs(conn, runs, RUN_COLUMNS, rows)
+        with db.writing() as session:
+            session.merge_key_tails(force=forced)
+        with db.reading() as session:  # no memory: a scan of the recent rows
+            assert set(session.trace_numbers(keys)) == set(keys)
+            assert set(session.run_seqs([r.id for r in rows])) == {r.id for r in rows}
+        with db.writing() as session:  # the writer's memory, or the index
+            session.register_traces(keys, 2.0)
+            write_batch(session, [], [span_row(t, "b" * 16) for _, t in keys])
+            session.upsert_runs(runs, RUN_COLUMNS, rows)
         assert count(db, "SELECT count(*) FROM traces") == 30
         assert count(db, "SELECT count(*) FROM runs") == 30
         assert count(db, "SELECT count(*) FROM spans") == 60
@@ -110,20 +100,20 @@ def test_rows_are_found_before_and_after_a_merge_by_readers_and_writers(
 def test_a_rolled_back_transaction_leaves_nothing_remembered(database_url: str) -> None:
     db = open_database(database_url)
     create_schema(db)
-    with pytest.raises(RuntimeError), writing(db) as conn:
-        register_traces(conn, [("o", "gone")], 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(1, "gone")])
+    with pytest.raises(RuntimeError), db.writing() as session:
+        session.register_traces([("o", "gone")], 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(1, "gone")])
         raise RuntimeError("the commit fails")
     # Numbers the rolled-back rows had are given again: to these rows.
-    with writing(db) as conn:
-        register_traces(conn, [("o", "kept")], 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(2, "kept")])
-    with writing(db) as conn:
-        assert trace_numbers(conn, [("o", "gone")]) == {}
-        assert run_seqs(conn, [run_of(1, "gone").id]) == {}
-        kept = trace_numbers(conn, [("o", "kept")])[("o", "kept")]
-        register_traces(conn, [("o", "gone")], 2.0)
-        assert trace_numbers(conn, [("o", "gone")])[("o", "gone")] != kept
+    with db.writing() as session:
+        session.register_traces([("o", "kept")], 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(2, "kept")])
+    with db.writing() as session:
+        assert session.trace_numbers([("o", "gone")]) == {}
+        assert session.run_seqs([run_of(1, "gone").id]) == {}
+        kept = session.trace_numbers([("o", "kept")])[("o", "kept")]
+        session.register_traces([("o", "gone")], 2.0)
+        assert session.trace_numbers([("o", "gone")])[("o", "gone")] != kept
     assert count(db, "SELECT count(*) FROM traces") == 2
     assert count(db, "SELECT count(*) FROM runs") == 1
     db.dispose()
@@ -132,22 +122,22 @@ def test_a_rolled_back_transaction_leaves_nothing_remembered(database_url: str) 
 def test_rows_another_writer_deleted_are_forgotten(two_writers: tuple[Database, Database]) -> None:
     first, second = two_writers
     run = run_of(1, "t1")
-    with writing(first) as conn:
-        register_traces(conn, [("o", "t1")], 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run])
-    with writing(second) as conn:  # retention (no span refers to it) and a stale run
-        assert delete_unused_traces(conn, older_than=5.0, limit=100) == 1
-        delete_runs(conn, [run.id])
-    with writing(first) as conn:
-        assert trace_numbers(conn, [("o", "t1")]) == {}
-        assert run_seqs(conn, [run.id]) == {}
-        register_traces(conn, [("o", "t1")], 6.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run])
-        number = trace_numbers(conn, [("o", "t1")])[("o", "t1")]
-    with first.reader.connect() as conn:
-        stored = conn.execute(text("SELECT trace_ref FROM runs")).scalars().all()
+    with first.writing() as session:
+        session.register_traces([("o", "t1")], 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run])
+    with second.writing() as session:  # retention (no span refers to it) and a stale run
+        assert session.delete_unused_traces(older_than=5.0, limit=100) == 1
+        session.delete_runs([run.id])
+    with first.writing() as session:
+        assert session.trace_numbers([("o", "t1")]) == {}
+        assert session.run_seqs([run.id]) == {}
+        session.register_traces([("o", "t1")], 6.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run])
+        number = session.trace_numbers([("o", "t1")])[("o", "t1")]
+    with first.reading() as session:
+        stored = session.execute(text("SELECT trace_ref FROM runs")).scalars().all()
         assert stored == [number]
-        assert conn.execute(text("SELECT id FROM traces")).scalars().all() == [number]
+        assert session.execute(text("SELECT id FROM traces")).scalars().all() == [number]
 
 
 def test_a_run_removed_and_stored_again_in_one_transaction_is_one_row(
@@ -156,14 +146,14 @@ def test_a_run_removed_and_stored_again_in_one_transaction_is_one_row(
     db = open_database(database_url)
     create_schema(db)
     run = run_of(1, "t1")
-    with writing(db) as conn:
-        register_traces(conn, [("o", "t1")], 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run])
-    with writing(db) as conn:
-        delete_runs(conn, [run.id])
-        upsert_runs(conn, runs, RUN_COLUMNS, [run])
-        upsert_runs(conn, runs, RUN_COLUMNS, [run._replace(status="failed")])
-        assert [r[0] for r in select_runs_by_id(conn, ("status",), [run.id])] == ["failed"]
+    with db.writing() as session:
+        session.register_traces([("o", "t1")], 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run])
+    with db.writing() as session:
+        session.delete_runs([run.id])
+        session.upsert_runs(runs, RUN_COLUMNS, [run])
+        session.upsert_runs(runs, RUN_COLUMNS, [run._replace(status="failed")])
+        assert [r[0] for r in session.select_runs_by_id(("status",), [run.id])] == ["failed"]
     assert count(db, "SELECT count(*) FROM runs") == 1
     db.dispose()
 
@@ -176,7 +166,7 @@ def test_upgrading_keeps_stored_traces_and_runs_found_and_their_sums_kept(
     db = open_database(database_url)
     upgrade(db, "0011")
     old = run_of(1, "t1")
-    with db.writer.begin() as conn:
+    with db.writer.begin() as conn:  # the schema of 0011: no key tail yet
         conn.execute(text("INSERT INTO traces (owner, trace_id, touched_at) VALUES ('o', 't1', 1)"))
         there = {c["name"] for c in inspect(conn).get_columns("runs")}  # 0011's columns
         columns = [c for c in RUN_COLUMNS if c in there]
@@ -186,17 +176,17 @@ def test_upgrading_keeps_stored_traces_and_runs_found_and_their_sums_kept(
     create_schema(db)
     assert count(db, "SELECT count(*) FROM runs WHERE merged") == 1
     assert count(db, "SELECT count(*) FROM traces WHERE merged") == 1
-    with writing(db) as conn:
-        assert set(run_seqs(conn, [old.id])) == {old.id}
-        register_traces(conn, [("o", "t1")], 2.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(2, "t1")])
+    with db.writing() as session:
+        assert set(session.run_seqs([old.id])) == {old.id}
+        session.register_traces([("o", "t1")], 2.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(2, "t1")])
     assert count(db, "SELECT count(*) FROM traces") == 1
     assert count(db, "SELECT count(*) FROM runs") == 2
     assert count(db, "SELECT count(*) FROM run_deltas") >= 1  # the insert trigger
-    with writing(db) as conn:
-        merge_key_tails(conn, force=True)
-    with pytest.raises(Exception, match="(?i)unique"), db.writer.begin() as conn:
-        conn.execute(text("UPDATE runs SET id = :id"), {"id": old.id})
+    with db.writing() as session:
+        session.merge_key_tails(force=True)
+    with pytest.raises(Exception, match="(?i)unique"), db.writing() as session:
+        session.execute(text("UPDATE runs SET id = :id"), {"id": old.id})
     db.dispose()
 
 
@@ -207,15 +197,15 @@ def test_a_reader_finds_rows_not_merged_from_their_index_alone(tmp_path: Path) -
     db = open_database(f"sqlite:///{tmp_path / 'tail.db'}")
     create_schema(db)
     keys = [("o", f"{i:032x}") for i in range(5)]
-    with writing(db) as conn:
-        register_traces(conn, keys, 1.0)
-        upsert_runs(conn, runs, RUN_COLUMNS, [run_of(i, t) for i, (_, t) in enumerate(keys)])
+    with db.writing() as session:
+        session.register_traces(keys, 1.0)
+        session.upsert_runs(runs, RUN_COLUMNS, [run_of(i, t) for i, (_, t) in enumerate(keys)])
     statements: list[str] = []
-    with db.reader.connect() as conn:
-        raw = conn.connection.dbapi_connection
+    with db.reading() as session:
+        raw = session.conn.connection.dbapi_connection
         raw.set_trace_callback(statements.append)  # type: ignore[union-attr]
-        assert set(trace_numbers(conn, keys)) == set(keys)
-        assert len(run_seqs(conn, [run_of(i, t).id for i, (_, t) in enumerate(keys)])) == 5
+        assert set(session.trace_numbers(keys)) == set(keys)
+        assert len(session.run_seqs([run_of(i, t).id for i, (_, t) in enumerate(keys)])) == 5
         raw.set_trace_callback(None)  # type: ignore[union-attr]
         lookups = [s for s in statements if "merged = 0" in s]
         plans = [

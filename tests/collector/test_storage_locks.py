@@ -8,7 +8,6 @@ from sqlalchemy import text
 
 from bench.support.postgres import PostgresCluster
 from collector.runs.store import load_trace_facts
-from collector.storage.dialect import register_traces
 from collector.storage.engine import Database, open_database
 from collector.storage.migrate import create_schema
 from collector.storage.sweeper_lease import SweeperLease
@@ -34,14 +33,14 @@ def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
             return
         assert not second.held()
         assert first.held()  # kept across sweeps
-        with db.reader.connect() as conn:  # the holder's session dies
-            conn.execute(
+        with db.reading() as session:  # the holder's session dies
+            session.execute(
                 text(
                     "SELECT pg_terminate_backend(pid) FROM pg_locks "
                     "WHERE locktype = 'advisory' AND granted"
                 )
             )
-            conn.commit()
+            session.conn.commit()
         assert second.held()
         assert not first.held()  # notices the lost session, and the lease is taken
         second.release()
@@ -59,20 +58,20 @@ def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresC
     acquired = threading.Event()
 
     def second_writer() -> None:
-        with db.writer.begin() as conn:
-            register_traces(conn, [("o", "t2"), ("o", "t1")], 2.0)
+        with db.writing() as session:
+            session.register_traces([("o", "t2"), ("o", "t1")], 2.0)
             acquired.set()
 
     try:
-        with db.writer.begin() as conn:
-            register_traces(conn, [("o", "t1")], 1.0)
+        with db.writing() as session:
+            session.register_traces([("o", "t1")], 1.0)
             thread = threading.Thread(target=second_writer)
             thread.start()
             assert not acquired.wait(0.5)  # held until we commit
         assert acquired.wait(10)
         thread.join(10)
-        with db.reader.connect() as conn:
-            rows = conn.execute(text("SELECT trace_id, touched_at FROM traces ORDER BY 1"))
+        with db.reading() as session:
+            rows = session.execute(text("SELECT trace_id, touched_at FROM traces ORDER BY 1"))
             assert [tuple(r) for r in rows] == [("t1", 2.0), ("t2", 2.0)]
     finally:
         db.dispose()
@@ -81,27 +80,27 @@ def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresC
 def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: str) -> None:
     db = migrated(database_url)
     try:
-        with db.writer.begin() as conn:
-            register_traces(conn, [("o", t) for t in ("old", "held", "spanned", "gone")], 1.0)
-            register_traces(conn, [("o", "new")], 100.0)
+        with db.writing() as session:
+            session.register_traces([("o", t) for t in ("old", "held", "spanned", "gone")], 1.0)
+            session.register_traces([("o", "new")], 100.0)
             rows = [span_row("spanned", "s1", received_at=10.0)]
             rows += [span_row("spanned", "s2", received_at=60.0)]
-            write_batch(conn, [], [*rows, span_row("gone", "s3", received_at=10.0)])
+            write_batch(session, [], [*rows, span_row("gone", "s3", received_at=10.0)])
         holder = None
         if db.dialect == "postgresql":  # a writer holds one old row right now
             holder = db.writer.connect()
             holder.begin()
-            register_traces(holder, [("o", "held")], 1.0)
-        with db.writer.begin() as conn:
+            db.session(holder).register_traces([("o", "held")], 1.0)
+        with db.writing() as session:
             # two spans; the trace rows old, gone and (SQLite) held
-            assert delete_old_spans(conn, older_than=50.0, now=60.0) == (4 if holder else 5)
+            assert delete_old_spans(session, older_than=50.0, now=60.0) == (4 if holder else 5)
         if holder is not None:
             holder.rollback()
             holder.close()
-        with db.reader.connect() as conn:
-            left = {r[0] for r in conn.execute(text("SELECT trace_id FROM traces"))}
-            kept = conn.execute(text("SELECT span_id FROM spans")).all()
-            facts = load_trace_facts(conn, "o", ["spanned"])
+        with db.reading() as session:
+            left = {r[0] for r in session.execute(text("SELECT trace_id FROM traces"))}
+            kept = session.execute(text("SELECT span_id FROM spans")).all()
+            facts = load_trace_facts(session, "o", ["spanned"])
         # "held" goes on SQLite (one writer: nobody can hold it) and stays on
         # PostgreSQL while its writer is open; "spanned" keeps its last span.
         expected = {"new", "spanned", "held"} if db.dialect == "postgresql" else {"new", "spanned"}
@@ -138,25 +137,25 @@ def test_retention_steps_delete_a_bounded_number_of_rows_until_nothing_is_old(
 ) -> None:
     db = migrated(database_url)
     try:
-        with db.writer.begin() as conn:
-            register_traces(conn, [("o", f"t{i}") for i in range(5)], 1.0)
+        with db.writing() as session:
+            session.register_traces([("o", f"t{i}") for i in range(5)], 1.0)
             rows = [
                 span_row(f"t{i}", f"s{i}{j}", received_at=10.0) for i in range(5) for j in range(3)
             ]
-            write_batch(conn, [], [*rows, span_row("t0", "young", received_at=90.0)])
+            write_batch(session, [], [*rows, span_row("t0", "young", received_at=90.0)])
         steps = []
         while True:
-            with db.writer.begin() as conn:
-                deleted = delete_old_spans(conn, older_than=50.0, now=60.0, limit=4)
+            with db.writing() as session:
+                deleted = delete_old_spans(session, older_than=50.0, now=60.0, limit=4)
             if not deleted:
                 break
             steps.append(deleted)
         assert max(steps) <= 8 and sum(steps) == 15 + 4  # 15 spans, 4 emptied traces
-        with db.reader.connect() as conn:
-            assert [tuple(r) for r in conn.execute(text("SELECT span_id FROM spans"))] == [
+        with db.reading() as session:
+            assert [tuple(r) for r in session.execute(text("SELECT span_id FROM spans"))] == [
                 ("young",)
             ]
-            assert conn.execute(text("SELECT count(*) FROM traces")).scalar() == 1
+            assert session.execute(text("SELECT count(*) FROM traces")).scalar() == 1
     finally:
         db.dispose()
 
@@ -167,17 +166,18 @@ def test_a_retention_step_looks_no_further_than_the_oldest_rows(database_url: st
     find that nothing is old (docs/sizing.md)."""
     db = migrated(database_url)
     try:
-        with db.writer.begin() as conn:
-            register_traces(conn, [("o", f"live{i}") for i in range(4)], 90.0)
-            register_traces(conn, [("o", "emptied")], 1.0)
+        with db.writing() as session:
+            session.register_traces([("o", f"live{i}") for i in range(4)], 90.0)
+            session.register_traces([("o", "emptied")], 1.0)
             young = [span_row(f"live{i}", f"y{i}", received_at=90.0) for i in range(4)]
-            write_batch(conn, [], [*young, span_row("emptied", "late-but-old", received_at=10.0)])
-        with db.writer.begin() as conn:
-            assert delete_old_spans(conn, older_than=50.0, now=60.0, limit=4) == 0
-        with db.writer.begin() as conn:  # a wider window reaches both
-            assert delete_old_spans(conn, older_than=50.0, now=60.0, limit=5) == 2
-        with db.reader.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM spans")).scalar() == 4
-            assert conn.execute(text("SELECT count(*) FROM traces")).scalar() == 4
+            late = span_row("emptied", "late-but-old", received_at=10.0)
+            write_batch(session, [], [*young, late])
+        with db.writing() as session:
+            assert delete_old_spans(session, older_than=50.0, now=60.0, limit=4) == 0
+        with db.writing() as session:  # a wider window reaches both
+            assert delete_old_spans(session, older_than=50.0, now=60.0, limit=5) == 2
+        with db.reading() as session:
+            assert session.execute(text("SELECT count(*) FROM spans")).scalar() == 4
+            assert session.execute(text("SELECT count(*) FROM traces")).scalar() == 4
     finally:
         db.dispose()

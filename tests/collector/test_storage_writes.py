@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from collector.storage.dialect import insert_ignore_rows, register_traces, upsert_rows
 from collector.storage.engine import open_database
 from collector.storage.migrate import create_schema
 from collector.storage.tables import agents, keys, spans, traces
@@ -26,13 +25,13 @@ def test_insert_ignore_keeps_first_of_duplicates_and_existing_rows(
     db = open_database(database_url)
     create_schema(db)
     columns = ("id", "owner", "name", "first_seen_at")
-    with db.writer.begin() as conn:
-        insert_ignore_rows(conn, agents, columns, [agent_row(0, "kept")])
+    with db.writing() as session:
+        session.insert_ignore_rows(agents, columns, [agent_row(0, "kept")])
     batch = [agent_row(i) for i in range(size)] + [agent_row(1, "second copy")]
-    with db.writer.begin() as conn:
-        insert_ignore_rows(conn, agents, columns, batch)
-    with db.reader.connect() as conn:
-        stored = dict(conn.execute(select(agents.c.id, agents.c.name)).all())
+    with db.writing() as session:
+        session.insert_ignore_rows(agents, columns, batch)
+    with db.reading() as session:
+        stored = dict(session.execute(select(agents.c.id, agents.c.name)).all())
     assert len(stored) == size
     assert stored["id-0000"] == "kept" and stored["id-0001"] == "agent-1"
     db.dispose()
@@ -47,13 +46,13 @@ def test_upsert_overwrites_and_the_last_duplicate_wins(database_url: str, size: 
     def row(i: int, role: str, revoked: float | None = None) -> tuple[Any, ...]:
         return (i + 1, "o", role, f"hash-{i}", "bdg_x", 1.0, revoked)
 
-    with db.writer.begin() as conn:
-        upsert_rows(conn, keys, columns, [row(0, "agent")], key=("id",))
+    with db.writing() as session:
+        session.upsert_rows(keys, columns, [row(0, "agent")], key=("id",))
     batch = [row(i, "grader") for i in range(size)] + [row(0, "agent", 9.5)]
-    with db.writer.begin() as conn:
-        upsert_rows(conn, keys, columns, batch, key=("id",))
-    with db.reader.connect() as conn:
-        stored = {r.id: r for r in conn.execute(select(keys))}
+    with db.writing() as session:
+        session.upsert_rows(keys, columns, batch, key=("id",))
+    with db.reading() as session:
+        stored = {r.id: r for r in session.execute(select(keys))}
     assert len(stored) == size
     assert (stored[1].role, stored[1].revoked_at) == ("agent", 9.5)
     assert all(stored[i + 1].role == "grader" for i in range(1, size))
@@ -71,12 +70,12 @@ def test_spans_are_keyed_by_their_trace_number_and_stored_once(
     db = open_database(database_url)
     create_schema(db)
     batch = [numbered(i % 7, i, "first") for i in range(size)] + [numbered(1, 1, "retry")]
-    with db.writer.begin() as conn:
-        register_traces(conn, {("o", row[1]) for row in batch}, 1.0)
-        write_batch(conn, [], batch)
-        write_batch(conn, [], [numbered(2, 2, "retry")])
-    with db.reader.connect() as conn:
-        stored = conn.execute(
+    with db.writing() as session:
+        session.register_traces({("o", row[1]) for row in batch}, 1.0)
+        write_batch(session, [], batch)
+        write_batch(session, [], [numbered(2, 2, "retry")])
+    with db.reading() as session:
+        stored = session.execute(
             select(spans.c.span_id, spans.c.name, traces.c.trace_id).join(
                 traces, traces.c.id == spans.c.trace_ref
             )
@@ -94,6 +93,6 @@ def test_spans_of_an_unregistered_trace_are_refused_not_dropped(
     db = open_database(database_url)
     create_schema(db)
     # The driver's own error (the hot path uses its cursor): NOT NULL on trace_ref.
-    with pytest.raises(Exception, match=r"(?i)not.null"), db.writer.begin() as conn:
-        write_batch(conn, [], [numbered(1, i, "lost?") for i in range(size)])
+    with pytest.raises(Exception, match=r"(?i)not.null"), db.writing() as session:
+        write_batch(session, [], [numbered(1, i, "lost?") for i in range(size)])
     db.dispose()

@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from bench.support.otlp import chat_awaiting_its_root, new_span_id, new_trace_id, request, span
-from collector.storage.dialect import merge_key_tails
-from collector.storage.engine import writing
 from tests.integration.harness import Collector
 
 API = "/api/v1"
@@ -31,8 +29,8 @@ def test_a_trace_continued_after_a_merge_is_one_run_read_alike_before_and_after(
     assert read(collector, f"/runs/{run_id}")["status"] == "running"
     assert len(read(collector, f"/runs/{run_id}/trace")["spans"]) == 1
 
-    with writing(collector.service.db) as conn:  # what the sweeper does past a threshold
-        merge_key_tails(conn, force=True)
+    with collector.service.db.writing() as session:  # what the sweeper does past a threshold
+        session.merge_key_tails(force=True)
     assert collector.query("SELECT count(*) FROM runs WHERE NOT merged") == [(0,)]
     late = span(trace_id, root, "badge.run", attributes={"badge.run.success": True})
     _, call = collector.export_grpc(request([late]).SerializeToString())

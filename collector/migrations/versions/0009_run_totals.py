@@ -9,7 +9,7 @@ Existing runs are summed into run_totals here.
 
 A trigger, not the Python writers: it sees the old row of an upsert and of
 the grade update, and every path that writes runs, present or future.
-The placeholder rows of storage.dialect.hold_runs (status 'held') never count.
+The placeholder rows of the PostgreSQL session's hold_runs (status 'held') never count.
 
 Revision ID: 0009
 Revises: 0008

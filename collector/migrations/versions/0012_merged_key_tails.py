@@ -6,7 +6,7 @@ outgrew a commit, every commit wrote a whole page per new trace and per new
 run, and ingest fell as the store grew (bench/ingest.py --growing: 23.6k
 spans/s with 256k spans stored, 12.4k to 14.9k at 1.8M to 2.0M). Rows are
 now written with `merged` false, outside those indexes (partial indexes on
-SQLite), found through the writer's memory (storage/recent_keys.py) and
+SQLite), found through the writer's memory (storage/sqlite/key_tail.py) and
 merged in bulk by the sweeper. `traces` and `runs` become AUTOINCREMENT
 tables, so a number is never given to a second row, and runs get `seq`, a
 row number, as their key. PostgreSQL keeps indexing every row at once

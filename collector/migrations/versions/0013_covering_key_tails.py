@@ -2,11 +2,11 @@
 
 A process without the writer's memory of those rows (a reader, another
 collector process) finds a trace or run among them by scanning them in
-number order (storage/dialect.py). With the index holding the number only,
+number order (storage/sqlite/lookups.py). With the index holding the number only,
 each scanned row was read from the table as well: about 130 ns a row
 against 35 ns from an index that holds the key too (3,876 unmerged runs of
 a 3.8M-span store: 0.50 ms and 0.13 ms a lookup). Merges now wait for a
-larger tail (storage/dialect.py MERGE_SHARE), so the scan got longer and
+larger tail (storage/sqlite/lookups.py MERGE_SHARE), so the scan got longer and
 this matters more. The indexes are small (the tail only), so rebuilding them
 costs little; on PostgreSQL they stay empty (every row is merged there).
 

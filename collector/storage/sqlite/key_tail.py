@@ -14,9 +14,10 @@ any other connection or process added since are read by number (numbers
 only grow: AUTOINCREMENT), and anything that removes rows not merged yet, or
 merges them, counts up `key_merges.generation`, after which the memory is
 read again whole. What a transaction adds is kept only once it committed
-(`committed`). A connection without this memory (a reader, a test) finds
-unmerged rows by scanning them in number order (`dialect`), which is correct
-and costs a few milliseconds.
+(`committed`). The SQLite session of a write transaction is handed this
+view (`storage.sqlite.session`); a session without it (a reader) finds
+unmerged rows by scanning them in number order (`storage.sqlite.lookups`),
+which is correct and costs a few milliseconds.
 
 Keys never stored are not looked up at all: every key stored is added to a
 filter (storage/key_filter.py) that says which keys may be stored. `warm`
@@ -31,19 +32,14 @@ trace id alone: the same id under another owner only costs a lookup.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sqlalchemy.engine import Connection
 
-from collector.storage.key_filter import KeyFilter
+from collector.storage.sqlite.key_filter import KeyFilter
 from collector.types import TraceKey
-
-# Connection.info key under which a transaction's view is found by the
-# dialect functions (storage.dialect), for the length of one transaction.
-TXN_KEY: Final = "badge.recent_keys"
 
 # Stored rows read into a key filter per transaction until it holds them all:
 # a store of a million runs is covered after 50 transactions, each reading
@@ -145,18 +141,14 @@ class RecentKeys:
         self._trace_keys = _Filled("traces", "id", "trace_id", "ux_traces_owner_trace")
         self._run_keys = _Filled("runs", "seq", "id", "ux_runs_id")
 
-    @contextmanager
-    def transaction(self, conn: Connection) -> Iterator[KeyTxn]:
+    def transaction(self, conn: Connection) -> KeyTxn:
         """This write transaction's view, up to date (call it first in the
         transaction, which holds the write lock: BEGIN IMMEDIATE)."""
         with self._lock:
             trace_filter, run_filter = self._catch_up(conn)
-            txn = KeyTxn(self._traces, self._runs, trace_filter=trace_filter, run_filter=run_filter)
-        conn.info[TXN_KEY] = txn
-        try:
-            yield txn
-        finally:
-            conn.info.pop(TXN_KEY, None)
+            return KeyTxn(
+                self._traces, self._runs, trace_filter=trace_filter, run_filter=run_filter
+            )
 
     def committed(self, txn: KeyTxn) -> None:
         """The transaction committed: what it added is in the database."""
@@ -228,19 +220,3 @@ class RecentKeys:
         filters = (self._trace_keys.read_on(cur), self._run_keys.read_on(cur))
         cur.close()
         return filters
-
-
-def current(conn: Connection) -> KeyTxn | None:
-    """This transaction's view, if its writer keeps one."""
-    found: Any = conn.info.get(TXN_KEY)
-    return found if isinstance(found, KeyTxn) else None
-
-
-@contextmanager
-def keys_of(recent: RecentKeys | None, conn: Connection) -> Iterator[KeyTxn | None]:
-    """`recent.transaction(conn)`, or no view where there is no memory."""
-    if recent is None:
-        yield None
-        return
-    with recent.transaction(conn) as txn:
-        yield txn

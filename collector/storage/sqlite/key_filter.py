@@ -1,7 +1,7 @@
 """A set of keys that answers "certainly never added" or "maybe added".
 
 Why: each new trace and each new run was looked up in its random-keyed
-index (storage/recent_keys.py) before being written, and almost every such
+index (storage/sqlite/key_tail.py) before being written, and almost every such
 lookup finds nothing. In a store of millions of spans those indexes no longer
 fit the CPU caches, so each miss cost a walk of cold B-tree pages, the part
 of the writer that grew most with the store (perf: the index search went

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: engine, sessions, COPY staging and locks (see backend.py)."""

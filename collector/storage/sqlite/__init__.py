@@ -1,0 +1,1 @@
+"""The SQLite backend: engines, sessions and the key tail (see backend.py)."""
