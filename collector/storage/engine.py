@@ -52,12 +52,6 @@ class Database:
         with self.reader.connect() as conn:
             yield self.backend.session(conn)
 
-    @contextmanager
-    def snapshot(self) -> Iterator[SqlSession]:
-        """A read transaction: every statement sees one snapshot."""
-        with self.reader.begin() as conn:
-            yield self.backend.session(conn)
-
     def session(self, conn: Connection) -> SqlSession:
         """A session over a connection the caller holds (its own transaction)."""
         return self.backend.session(conn)
