@@ -122,12 +122,7 @@ class SqlSession(ABC):
         self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
     ) -> None:
         """Insert tuples; a row whose unique key exists already is skipped."""
-        if rows:
-            self.cursor().executemany(
-                f"INSERT INTO {table.name} ({', '.join(columns)}) "
-                f"VALUES ({self.marks(len(columns))}) ON CONFLICT DO NOTHING",
-                exact(rows),
-            )
+        self._insert_each(table, columns, rows, "ON CONFLICT DO NOTHING")
 
     def upsert_rows(
         self,
@@ -137,10 +132,16 @@ class SqlSession(ABC):
         key: Sequence[str],
     ) -> None:
         """Insert tuples, or overwrite every non-key column of the existing row."""
+        self._insert_each(table, columns, rows, upsert_conflict(columns, key))
+
+    def _insert_each(
+        self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]], conflict: str
+    ) -> None:
+        """One INSERT per row, through executemany, with this ON CONFLICT."""
         if rows:
             self.cursor().executemany(
                 f"INSERT INTO {table.name} ({', '.join(columns)}) "
-                f"VALUES ({self.marks(len(columns))}) {upsert_conflict(columns, key)}",
+                f"VALUES ({self.marks(len(columns))}) {conflict}",
                 exact(rows),
             )
 
