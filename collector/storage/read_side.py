@@ -53,6 +53,8 @@ def open_read_side(settings: Settings, clock: Clock) -> tuple[Database, ReadSide
     migrated, and its board brought up to date once."""
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)
-    with db.writing() as session:
-        catch_up(session, clock())
+    # No trace or run key is looked up: the writer's key-tail memory (and its
+    # catch-up read of up to 20,000 keys a table) is not wanted here.
+    with db.writer.begin() as conn:
+        catch_up(db.session(conn), clock())
     return db, read_side(db, AgentDirectory(db), settings, clock)

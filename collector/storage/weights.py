@@ -32,8 +32,8 @@ class SqlWeightStore:
 
     def save_radar_weights(self, owner: str, weights: dict[str, float]) -> None:
         row = (owner, json.dumps(weights, sort_keys=True), time.time())
-        with self._db.writing() as session:
-            session.upsert_rows(
+        with self._db.writer.begin() as conn:  # no key lookups: no key-tail catch-up
+            self._db.session(conn).upsert_rows(
                 radar_weights, ("owner", "weights", "updated_at"), [row], ("owner",)
             )
 
