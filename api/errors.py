@@ -49,7 +49,8 @@ async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
-    """Starlette's and ours; a 405 lists every method any route takes at this path."""
+    """Starlette's own (no such path, a method not taken; the read layer raises
+    api.problems instead); a 405 lists every method any route takes at this path."""
     assert isinstance(exc, StarletteHTTPException)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
