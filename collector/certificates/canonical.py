@@ -1,0 +1,57 @@
+"""Canonical JSON (RFC 8785, through the `rfc8785` package) and its digests.
+
+CERTS.md section 2: statements are serialised in the JSON Canonicalization
+Scheme so their bytes, and so their digests, can be recomputed by anyone
+from the parsed JSON. RFC 8785 numbers are IEEE doubles: an integer that a
+double cannot hold exactly (|n| >= 2^53) is written as a decimal string,
+the spans digest's rule (CERTS.md section 2), applied to every value we
+sign so that no value is refused or rounded. A float that is not finite
+(JSON has none) is written as the protobuf JSON mapping spells it ("NaN",
+"Infinity", "-Infinity"), as the trace view already shows it (proto.view).
+
+`json_ready` is idempotent: what it returns, parsed back from its canonical
+bytes, is equal to itself, so a verifier that parses a statement and
+canonicalises a part of it gets the bytes we hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import rfc8785
+
+SAFE_INTEGER = 1 << 53  # CERTS.md section 2: integers as JSON numbers when |n| < 2^53
+
+
+def json_ready(value: Any) -> Any:
+    """The value as plain JSON types, with the two substitutions above."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int):
+        return value if -SAFE_INTEGER < value < SAFE_INTEGER else str(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, Mapping):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(item) for item in value]
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 bytes of a value already `json_ready`."""
+    return rfc8785.dumps(value)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_of(value: Any) -> str:
+    """SHA-256 (hex) of the canonical bytes of a `json_ready` value."""
+    return sha256_hex(canonical_json(value))
