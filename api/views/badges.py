@@ -132,3 +132,26 @@ def svg(badge: Badge) -> str:
 
 def etag(body: str) -> str:
     return '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Embed:
+    """The lines a README pastes to show an agent's badge, linked to its page."""
+
+    image: str
+    page: str
+    markdown: str
+    html: str
+
+
+def embed(base_url: str, agent_id: str, name: str) -> Embed:
+    """`base_url`: the collector as its reader reached it (scheme and host)."""
+    base = base_url.rstrip("/")
+    image, page = f"{base}/badge/{agent_id}.svg", f"{base}/agents/{agent_id}"
+    alt = safe(name).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return Embed(
+        image=image,
+        page=page,
+        markdown=f"[![{alt}]({image})]({page})",
+        html=f'<a href="{escape(page)}"><img src="{escape(image)}" alt="{escape(safe(name))}"></a>',
+    )
