@@ -5,7 +5,9 @@ Scheme so their bytes, and so their digests, can be recomputed by anyone
 from the parsed JSON. RFC 8785 numbers are IEEE doubles: an integer that a
 double cannot hold exactly (|n| >= 2^53) is written as a decimal string,
 the spans digest's rule (CERTS.md section 2), applied to every value we
-sign so that no value is refused or rounded. A float that is not finite
+sign so that no value is refused or rounded; so is a whole double in that
+range below 1e21 (1e16, say), which JCS writes as integer digits that a
+parser would read back as such an integer. A float that is not finite
 (JSON has none) is written as the protobuf JSON mapping spells it ("NaN",
 "Infinity", "-Infinity"), as the trace view already shows it (proto.view).
 
@@ -24,6 +26,7 @@ from typing import Any
 import rfc8785
 
 SAFE_INTEGER = 1 << 53  # CERTS.md section 2: integers as JSON numbers when |n| < 2^53
+EXPONENT_FORM = 1e21  # from here on JCS (ECMAScript) writes a number with an exponent
 
 
 def json_ready(value: Any) -> Any:
@@ -33,9 +36,11 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, int):
         return value if -SAFE_INTEGER < value < SAFE_INTEGER else str(value)
     if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if not math.isfinite(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if SAFE_INTEGER <= abs(value) < EXPONENT_FORM and value.is_integer():
+            return str(int(value))  # JCS writes it as integer digits: it would parse back as one
+        return value
     if isinstance(value, Mapping):
         return {str(key): json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
