@@ -115,9 +115,11 @@ class CertificateDesk(Protocol):
         """The current (newest) certificate of each of these subjects that has one."""
         ...
 
-    def issue(self, request: CertificateRequest) -> Certificate:
+    def issue(self, request: CertificateRequest, current: Certificate | None) -> Certificate:
         """The subject's current certificate when its content is unchanged,
-        else a new one superseding it, stored and appended to the log."""
+        else a new one superseding it, stored and appended to the log.
+        `current`: the subject's newest certificate as the caller read it
+        (`newest`); the desk reads it again under its lock before issuing."""
         ...
 
     def entry(self, statement_digest: str) -> tuple[LogEntry, str | None] | None:

@@ -95,7 +95,8 @@ def certified_runs(
             "spans": {"count": spans.count, "digest": spans.digest},
             "key": None if key is None else {"id": key.id, "role": key.role},
         }
-        found[run.id] = desk.issue(CertificateRequest("run", subject, agent_id, content, basis))
+        request = CertificateRequest("run", subject, agent_id, content, basis)
+        found[run.id] = desk.issue(request, current)
     return found
 
 
@@ -193,8 +194,9 @@ def certified_screening(
         },
         "runs": [per_run[run.id].statement_digest for run in sorted(runs, key=lambda r: r.id)],
     }
-    subject = f"screening:{screening_id}"
-    return desk.issue(CertificateRequest("screening", subject, agent.id, content))
+    return _issue(
+        desk, CertificateRequest("screening", f"screening:{screening_id}", agent.id, content)
+    )
 
 
 # -- an agent's score -------------------------------------------------------
@@ -231,4 +233,9 @@ def agent_certificate(
         "runs_counted": stats.completed_runs,
         "screenings": screenings,
     }
-    return desk.issue(CertificateRequest("score", f"agent:{agent.id}", agent.id, content))
+    return _issue(desk, CertificateRequest("score", f"agent:{agent.id}", agent.id, content))
+
+
+def _issue(desk: CertificateDesk, request: CertificateRequest) -> Certificate:
+    current = desk.newest(request.agent_id, [request.subject]).get(request.subject)
+    return desk.issue(request, current)

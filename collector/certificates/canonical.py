@@ -53,6 +53,23 @@ def canonical_json(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
+def members(value: Mapping[str, Any]) -> dict[str, bytes]:
+    """Each member of an object, `"key":value`, in canonical bytes: an object
+    is its members in key order, so a part canonicalised once can be put
+    into two objects (a predicate with and without its volatile fields)."""
+    return {key: canonical_json(key) + b":" + canonical_json(item) for key, item in value.items()}
+
+
+def joined(parts: Mapping[str, bytes]) -> bytes:
+    """The canonical object of members from `members`: RFC 8785 orders keys
+    by their UTF-16 code units (section 3.2.3)."""
+    return b"{" + b",".join(parts[key] for key in sorted(parts, key=_utf16)) + b"}"
+
+
+def _utf16(key: str) -> bytes:
+    return key.encode("utf-16-be")
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from collector.certificates.canonical import canonical_json, digest_of, sha256_hex
+from collector.certificates.canonical import canonical_json, digest_of, joined, members, sha256_hex
 
 STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPES: Final = {
@@ -53,26 +53,28 @@ class Statement:
     subject_digest: str
 
 
-def statement(
-    kind: str, subject: str, content: Mapping[str, Any], stamp: Stamp, digest: str | None = None
-) -> Statement:
+def statement(kind: str, subject: str, content: Mapping[str, Any], stamp: Stamp) -> Statement:
     """The statement of a subject: `content` is its `json_ready` predicate
-    without the volatile fields, `stamp` what this issue adds, `digest` the
-    content's subject digest when already computed."""
-    digest = digest or subject_digest(content)
-    predicate = {
-        **content,
+    without the volatile fields, `stamp` what this issue adds. The content is
+    canonicalised once, for its subject digest and inside the payload (the
+    pure-Python rfc8785 is most of a certificate's CPU otherwise)."""
+    parts = members(content)
+    bare = joined(parts)
+    digest = sha256_hex(bare)
+    volatile = {
         "issued_at": stamp.issued_at,
         "collector": {"version": stamp.version, "conventions": stamp.conventions},
         "supersedes": stamp.supersedes,
     }
-    body = {
-        "_type": STATEMENT_V1,
-        "subject": [{"name": subject, "digest": {"sha256": digest}}],
-        "predicateType": PREDICATE_TYPES[kind],
-        "predicate": predicate,
-    }
-    payload = canonical_json(body)
+    predicate = joined({**parts, **members(volatile)})
+    head = members(
+        {
+            "_type": STATEMENT_V1,
+            "subject": [{"name": subject, "digest": {"sha256": digest}}],
+            "predicateType": PREDICATE_TYPES[kind],
+        }
+    )
+    payload = joined({**head, "predicate": b'"predicate":' + predicate})
     return Statement(payload, sha256_hex(payload), digest)
 
 

@@ -12,20 +12,19 @@ trace view finds them: by re-running assembly over the trace's spans.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
-
-from sqlalchemy import select
 
 from api.certificate_ports import CanonicalSpans, KeyRef
 from api.ports import RunInfo
 from collector.assembly.runs import Timers, assemble_trace
 from collector.certificates.canonical import canonical_json, json_ready, sha256_hex
 from collector.storage.session import SqlSession
-from collector.storage.tables import keys, spans
 from collector.storage.trace_spans import FACT_COLUMNS, fact_values, to_span_facts
 from proto.view import span_attributes
 
 _COLUMNS = (*FACT_COLUMNS[1:], "kind", "encoded", "key_id")
+_Row = namedtuple("_Row", _COLUMNS)  # type: ignore[misc]  # a stored span, by column name
 
 
 def canonical_spans(
@@ -34,9 +33,9 @@ def canonical_spans(
     key = (run.owner, run.trace_id)
     number = session.trace_numbers([key]).get(key)
     rows: list[Any] = []
-    if number is not None:
-        query = select(*(spans.c[name] for name in _COLUMNS)).where(spans.c.trace_ref == number)
-        rows = list(session.execute(query))
+    if number is not None:  # the raw cursor: Core's statement overhead was the larger cost
+        found = session.iter_numbered("spans", "trace_ref", _COLUMNS, [number])
+        rows = [_Row._make(values) for values in found]
     facts = [to_span_facts(fact_values(r)) for r in rows]
     assembled = next(
         (x for x in assemble_trace(run.trace_id, facts, now, timers) if x.id == run.id), None
@@ -65,5 +64,7 @@ def _key(session: SqlSession, root: Any) -> KeyRef | None:
     """The key that sent the root span, as `keys list` shows it."""
     if root is None or root.key_id is None:
         return None
-    role = session.execute(select(keys.c.role).where(keys.c.id == root.key_id)).scalar()
-    return KeyRef(int(root.key_id), str(role)) if role is not None else None
+    cur = session.cursor()
+    cur.execute(f"SELECT role FROM keys WHERE id = {session.mark}", (root.key_id,))
+    found = cur.fetchone()
+    return KeyRef(int(root.key_id), str(found[0])) if found is not None else None

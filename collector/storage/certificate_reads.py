@@ -21,7 +21,7 @@ from collector.assembly.runs import Timers
 from collector.storage.canonical_spans import canonical_spans
 from collector.storage.engine import Database
 from collector.storage.failures import is_unavailable
-from collector.storage.tables import agent_board, agents, runs
+from collector.storage.tables import agents, runs
 
 DOWN = "the database is not reachable; retry shortly"
 
@@ -63,29 +63,27 @@ class SqlCertificateReads:
         )
 
     def badge(self, agent_id: str) -> BadgeInfo | None:
-        b = agent_board.c
-        query = (
-            select(
-                agents.c.name,
-                agents.c.deleted_at,
-                b.composite_score,
-                b.completed_runs,
-                b.graded_runs,
+        """Two primary-key lookups on the raw cursor (badges are fetched by
+        every README view; Core's statement overhead was most of the cost)."""
+        with answered(), self._db.reading() as session:
+            cur = session.cursor()
+            cur.execute(
+                "SELECT a.name, a.deleted_at, b.composite_score, b.completed_runs, "
+                "b.graded_runs FROM agents a LEFT JOIN agent_board b ON b.agent_id = a.id "
+                f"WHERE a.id = {session.mark}",
+                (agent_id,),
             )
-            .select_from(agents.outerjoin(agent_board, b.agent_id == agents.c.id))
-            .where(agents.c.id == agent_id)
-        )
-        with answered(), self._db.reader.connect() as conn:
-            row = conn.execute(query).first()
+            row = cur.fetchone()
         if row is None:
             return None
+        name, deleted_at, composite, completed, graded = row
         return BadgeInfo(
             agent_id=agent_id,
-            name=row.name,
-            composite_score=row.composite_score,
-            completed_runs=int(row.completed_runs or 0),
-            graded_runs=int(row.graded_runs or 0),
-            deleted=row.deleted_at is not None,
+            name=name,
+            composite_score=composite,
+            completed_runs=int(completed or 0),
+            graded_runs=int(graded or 0),
+            deleted=deleted_at is not None,
         )
 
     def screening_agents(self, screening_id: str) -> list[str]:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.engine import Connection
 
 from api.certificate_ports import Certificate, CertificateRequest, LogEntry, PublicKey
 from api.problems import Unavailable
@@ -33,11 +32,11 @@ from collector.certificates.statements import (
     head_payload,
     next_chain,
     statement,
-    subject_digest,
 )
+from collector.storage import certificate_rows as rows
 from collector.storage.certificate_reads import answered
 from collector.storage.engine import Database
-from collector.storage.session import SqlSession, in_chunks
+from collector.storage.session import SqlSession
 from collector.storage.tables import certificate_log, certificates, signing_keys
 
 NO_KEY = (
@@ -45,7 +44,6 @@ NO_KEY = (
     "(or BADGE_SIGNING_KEY=FILE), a PEM Ed25519 key every collector process shares; "
     "`badge-collector signing-key rotate --signing-key FILE` creates one"
 )
-_CERTIFICATE_COLUMNS = tuple(c.name for c in certificates.columns if c.name != "id")
 
 
 @dataclass(frozen=True)
@@ -86,18 +84,16 @@ class SqlCertificateDesk:
     def _usable(self, session: SqlSession, key: SigningKey) -> SigningKey:
         """The key, recorded as used; Unavailable when it was retired (a
         rotated key must not come back into use by a stale file)."""
-        row = session.execute(
-            select(signing_keys.c.retired_at).where(signing_keys.c.kid == key.kid)
-        ).first()
-        if row is None:
+        known, retired_at = rows.key_state(session, key.kid)
+        if not known:
             row_values = (key.kid, key.public_raw, self._clock(), None)
             columns = ("kid", "public_key", "created_at", "retired_at")
             session.insert_ignore_rows(signing_keys, columns, [row_values])
-        elif row.retired_at is not None:
+        elif retired_at is not None:
             where = self._keys.path if self._keys is not None else "memory"
             raise Unavailable(
                 f"the signing key in {where} (kid {key.kid}) was retired at "
-                f"{rfc3339(row.retired_at)}: point --signing-key at the current key"
+                f"{rfc3339(retired_at)}: point --signing-key at the current key"
             )
         return key
 
@@ -107,37 +103,28 @@ class SqlCertificateDesk:
         return self._keys
 
     def newest(self, agent_id: str, subjects: Sequence[str]) -> dict[str, Certificate]:
-        found: dict[str, Certificate] = {}
-        with answered(), self._db.reader.connect() as conn:
-            for chunk in in_chunks(sorted(set(subjects))):
-                query = (
-                    select(certificates)
-                    .where(certificates.c.agent_id == agent_id, certificates.c.subject.in_(chunk))
-                    .order_by(certificates.c.id)
-                )
-                for row in conn.execute(query):
-                    found[row.subject] = _certificate(row)
-        return found
+        with answered(), self._db.reading() as session:
+            return rows.newest(session, agent_id, subjects)
 
-    def issue(self, request: CertificateRequest) -> Certificate:
+    def issue(self, request: CertificateRequest, current: Certificate | None) -> Certificate:
         content = json_ready(request.content)
-        digest = subject_digest(content)
-        current = self.newest(request.agent_id, [request.subject]).get(request.subject)
+        stamp = Stamp(rfc3339(self._clock()) or "", self._version, self._conventions, None)
+        made = statement(request.kind, request.subject, content, stamp)
+        digest = made.subject_digest
         if current is not None and current.subject_digest == digest:
             return current
         keys = self._key_or_refuse()
         with answered(), self._db.writer.begin() as conn:
             session = self._db.session(conn)
             session.lock_certificates()
-            current = _current(conn, request.agent_id, request.subject)
+            current = rows.current(session, request.agent_id, request.subject)
             if current is not None and current.subject_digest == digest:
                 return current  # another process issued it meanwhile
             key = self._usable(session, keys.current())
-            issued_at = rfc3339(self._clock()) or ""
             supersedes = current.statement_digest if current is not None else None
-            stamp = Stamp(issued_at, self._version, self._conventions, supersedes)
-            made = statement(request.kind, request.subject, content, stamp, digest)
-            made_envelope = seal(STATEMENT_TYPE, made.payload, key)
+            if supersedes is not None:  # the statement names the one it replaces
+                stamp = Stamp(stamp.issued_at, stamp.version, stamp.conventions, supersedes)
+                made = statement(request.kind, request.subject, content, stamp)
             issued = Certificate(
                 kind=request.kind,
                 subject=request.subject,
@@ -146,11 +133,12 @@ class SqlCertificateDesk:
                 subject_digest=digest,
                 basis=request.basis,
                 supersedes=supersedes,
-                issued_at=issued_at,
+                issued_at=stamp.issued_at,
                 kid=key.kid,
-                envelope=made_envelope,
+                envelope=seal(STATEMENT_TYPE, made.payload, key),
             )
-            _append(session, issued)
+            n, chain = rows.last_entry(session) or (0, ZERO_CHAIN)
+            rows.append(session, issued, n + 1, next_chain(chain, issued.statement_digest))
         return issued
 
     def entry(self, statement_digest: str) -> tuple[LogEntry, str | None] | None:
@@ -219,44 +207,6 @@ def recording_rotation(
                 .values(retired_at=now)
             )
         yield
-
-
-def _current(conn: Connection, agent_id: str, subject: str) -> Certificate | None:
-    c = certificates.c
-    row = conn.execute(
-        select(certificates)
-        .where(c.agent_id == agent_id, c.subject == subject)
-        .order_by(c.id.desc())
-        .limit(1)
-    ).first()
-    return _certificate(row) if row is not None else None
-
-
-def _append(session: SqlSession, issued: Certificate) -> None:
-    """Store the certificate and append it to the log, under the lock."""
-    log = certificate_log.c
-    last = session.execute(select(log.n, log.chain).order_by(log.n.desc()).limit(1)).first()
-    n, chain = (int(last.n), str(last.chain)) if last is not None else (0, ZERO_CHAIN)
-    values = {name: getattr(issued, name) for name in _CERTIFICATE_COLUMNS}
-    values["envelope"] = issued.envelope.decode()
-    session.execute(certificates.insert().values(**values))
-    session.execute(
-        certificate_log.insert().values(
-            n=n + 1,
-            statement_digest=issued.statement_digest,
-            kind=issued.kind,
-            subject=issued.subject,
-            issued_at=issued.issued_at,
-            kid=issued.kid,
-            chain=next_chain(chain, issued.statement_digest),
-        )
-    )
-
-
-def _certificate(row: Any) -> Certificate:
-    values = {name: getattr(row, name) for name in _CERTIFICATE_COLUMNS}
-    values["envelope"] = str(row.envelope).encode()
-    return Certificate(**values)
 
 
 def _entry(row: Any) -> LogEntry:

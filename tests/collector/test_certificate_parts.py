@@ -42,6 +42,16 @@ def test_canonical_bytes_survive_a_round_trip_through_any_json_parser(value: Any
     assert json_ready(json.loads(data)) == json.loads(data)
 
 
+@given(st.dictionaries(st.text(), values, max_size=6))
+def test_a_statement_is_in_canonical_form_whatever_its_content(content: dict[str, Any]) -> None:
+    content = {**content, "\U0001f600 astral": 1, "\uff5e wide": 2}  # UTF-16 key order
+    made = statement("score", "agent:a", json_ready(content), Stamp("t", "v", "c", None))
+    parsed = json.loads(made.payload)
+    assert rfc8785.dumps(parsed) == made.payload
+    assert made.subject_digest == parsed["subject"][0]["digest"]["sha256"]
+    assert made.subject_digest == subject_digest(parsed["predicate"])
+
+
 def test_integers_past_2_53_and_non_finite_floats_become_strings() -> None:
     assert json_ready([2**53 - 1, 2**53, -(2**53), 1.5]) == [
         2**53 - 1,
