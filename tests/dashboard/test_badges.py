@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
 from bench.support.otlp import agent_run
 from tests.dashboard.conftest import Live, screenshot
+from tests.integration.harness import running_collector
 
 HOSTILE = '<script>alert(1)</script> & "quotes" \u202eright-to-left ' + "x" * 200
 
@@ -30,39 +30,30 @@ def natural_width(driver: webdriver.Chrome, element_id: str) -> int:
         time.sleep(0.1)
 
 
-def hostile_agent(live: Live) -> str:
-    body = agent_run("t1", service=HOSTILE).SerializeToString()
-    headers = {"content-type": "application/x-protobuf", "authorization": f"Bearer {live.key}"}
-    assert httpx.post(f"{live.url}/v1/traces", content=body, headers=headers).status_code == 200
-    deadline = time.monotonic() + 20
-    while True:
-        found = [a for a in live.api("/agents", page_size=500)["items"] if a["name"] == HOSTILE]
-        if found and found[0]["composite_score"] is not None:
-            return str(found[0]["id"])
-        assert time.monotonic() < deadline, "the hostile agent did not reach the board"
-        time.sleep(0.2)
-
-
 def test_a_badge_renders_as_an_img_on_a_page_even_for_a_hostile_name(
-    live: Live, browser: webdriver.Chrome, tmp_path: Path
+    browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
-    ordinary = live.agent("support-bot")["id"]
-    hostile = hostile_agent(live)
-    page = tmp_path / "readme.html"
-    page.write_text(
-        "<!doctype html><title>README</title>"
-        f'<img id="ordinary" src="{live.url}/badge/{ordinary}.svg" alt="support-bot">'
-        f'<img id="hostile" src="{live.url}/badge/{hostile}.svg" alt="hostile">'
-    )
-    browser.get(page.as_uri())
-    assert natural_width(browser, "ordinary") > 40
-    assert natural_width(browser, "hostile") > 40
-    try:
-        opened = browser.switch_to.alert.text
-    except NoAlertPresentException:
-        opened = None
-    assert opened is None, "a badge ran a script"
-    screenshot(browser, "badges-readme")
+    """On a collector of its own: the shared demo collector keeps its agents."""
+    with running_collector(tmp_path) as c:
+        for name in ("ordinary", HOSTILE):
+            assert c.post(agent_run("t1", service=name).SerializeToString()).status_code == 200
+        c.settle()
+        ids = dict(c.query("SELECT name, id FROM agents"))
+        page = tmp_path / "readme.html"
+        page.write_text(
+            "<!doctype html><title>README</title>"
+            f'<img id="ordinary" src="{c.http_url}/badge/{ids["ordinary"]}.svg" alt="ordinary">'
+            f'<img id="hostile" src="{c.http_url}/badge/{ids[HOSTILE]}.svg" alt="hostile">'
+        )
+        browser.get(page.as_uri())
+        assert natural_width(browser, "ordinary") > 40
+        assert natural_width(browser, "hostile") > 40
+        try:
+            opened = browser.switch_to.alert.text
+        except NoAlertPresentException:
+            opened = None
+        assert opened is None, "a badge ran a script"
+        screenshot(browser, "badges-readme")
 
 
 def test_the_agent_page_shows_its_badge_the_embed_lines_and_the_certificate_link(
