@@ -80,7 +80,9 @@ def agent_certificate(
 @router.get("/api/v1/certificates/log", response_model=CertificateLog)
 def certificate_log(
     desk: DeskDep,
-    after: Annotated[int, Query(ge=0, description="entries after this one")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=2**62, description="entries after this one (0: from the first)")
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> CertificateLog:
     """The append-only log of every certificate issued, in order, with its hash chain."""

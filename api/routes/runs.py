@@ -70,7 +70,11 @@ def list_tool_calls(
     return views.tool_calls(store, run_id, page_size, cursor)
 
 
-@router.get("/{run_id}/trace", response_model=Trace, responses={**NOT_FOUND, **OWNER_ONLY})
+@router.get(
+    "/{run_id}/trace",
+    response_model=Trace | list[dict[str, Any]],
+    responses={**NOT_FOUND, **OWNER_ONLY},
+)
 def get_trace(
     run_id: str,
     store: StoreDep,
