@@ -144,7 +144,12 @@ def _head_online(base: str, head: Mapping[str, Any]) -> int:
 
 
 def _number(value: Any, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if not isinstance(value, int | float) else f"{value:.{digits}f}"
+
+
+def _text(value: Any) -> str:
+    """As the JSON says it: true, false, null, or the value."""
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
 
 
 def describe(found: Verified) -> list[str]:
@@ -163,9 +168,10 @@ def describe(found: Verified) -> list[str]:
     if found.kind == "run":
         run, spans = body.get("run") or {}, body.get("spans") or {}
         lines.append(
-            f"  status {run.get('status')}, success {run.get('success')} "
-            f"({run.get('success_source')}), latency {_number(run.get('latency_ms'))} ms, "
-            f"steps {run.get('steps')}, cost {run.get('cost_usd')} ({run.get('cost_source')})"
+            f"  status {run.get('status')}, success {_text(run.get('success'))} "
+            f"({_text(run.get('success_source'))}), latency {_number(run.get('latency_ms'))} ms, "
+            f"steps {_text(run.get('steps'))}, cost {_text(run.get('cost_usd'))} "
+            f"({_text(run.get('cost_source'))})"
         )
         lines.append(f"  spans {spans.get('count')}, digest {spans.get('digest')}")
     elif found.kind == "screening":
