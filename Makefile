@@ -54,6 +54,7 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 	$(PY) bench/ingest.py --store postgresql --processes 2
 	$(PY) bench/assembly.py
 	$(PY) bench/reads.py
+	$(PY) bench/certificates.py
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
 	$(PY) bench/fuzz.py --inputs 1000000

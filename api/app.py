@@ -15,13 +15,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api import dashboard
 from api.auth import KeyChecker
+from api.certificate_ports import CertificateDesk, CertificateReads
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
 from api.ports import AgentWrites, GradeStore, ReadStore, WeightStore
 from api.problem_answers import problem_answered
 from api.problems import Problem
-from api.routes import agents, loop, me, runs, screenings
+from api.routes import agents, badges, loop, me, runs, screenings
+from api.routes import certificates as certificate_routes
 from api.routes import grades as grades_route
 
 
@@ -52,6 +54,8 @@ def create_api(
     weights: WeightStore,
     grades: GradeStore,
     agent_writes: AgentWrites,
+    certificate_reads: CertificateReads,
+    certificates: CertificateDesk,
     metrics: Callable[[], bytes],
     insecure: bool = False,
     routes: Sequence[BaseRoute] = (),
@@ -60,7 +64,8 @@ def create_api(
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
-    each have their own port (`weights`, `grades`, `agent_writes`). `host`
+    each have their own port (`weights`, `grades`, `agent_writes`); badges
+    and certificates read `certificate_reads`, and `certificates` signs. `host`
     (the bound address) and `allowed_hosts` are the `Host` names every
     request must use, besides localhost (api.hosts).
     """
@@ -84,8 +89,12 @@ def create_api(
     app.state.weights = weights
     app.state.grades = grades
     app.state.agent_writes = agent_writes
+    app.state.certificate_reads = certificate_reads
+    app.state.certificates = certificates
     app.state.insecure = insecure
     app.router.routes[:0] = routes
+    app.include_router(certificate_routes.router)
+    app.include_router(badges.router)
     app.include_router(agents.router)
     app.include_router(grades_route.router)
     app.include_router(loop.router)

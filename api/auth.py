@@ -30,6 +30,7 @@ class Principal:
 
     owner: str
     role: str
+    key_id: int | None = None  # the id `keys list` shows; None for keyless ingest
 
 
 class KeyChecker(Protocol):

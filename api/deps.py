@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Query, Request
 
 from api.auth import Caller, KeyChecker, key_from_headers
+from api.certificate_ports import CertificateDesk, CertificateReads
 from api.ports import AgentWrites, GradeStore, ReadStore, RunFilter, WeightStore
 from api.problems import Invalid
 
@@ -15,6 +16,16 @@ from api.problems import Invalid
 def get_store(request: Request) -> ReadStore:
     store: ReadStore = request.app.state.reads
     return store
+
+
+def get_certificate_reads(request: Request) -> CertificateReads:
+    reads: CertificateReads = request.app.state.certificate_reads
+    return reads
+
+
+def get_certificates(request: Request) -> CertificateDesk:
+    desk: CertificateDesk = request.app.state.certificates
+    return desk
 
 
 def get_grades(request: Request) -> GradeStore:
@@ -53,6 +64,8 @@ def get_caller(
 
 
 StoreDep = Annotated[ReadStore, Depends(get_store)]
+CertificateReadsDep = Annotated[CertificateReads, Depends(get_certificate_reads)]
+DeskDep = Annotated[CertificateDesk, Depends(get_certificates)]
 WeightsDep = Annotated[WeightStore, Depends(get_weights)]
 GradesDep = Annotated[GradeStore, Depends(get_grades)]
 AgentWritesDep = Annotated[AgentWrites, Depends(get_agent_writes)]

@@ -21,6 +21,7 @@ class AgentInfo:
     last_run_at: float | None
     total_runs: int | None
     listed: bool  # has a run with a task id or an agent span (docs/api.md "Endpoints")
+    deleted_at: float | None = None  # soft-deleted (only the certificate reads show those)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The one place a problem of the read layer (api.problems) becomes an HTTP answer.
 
 `PROBLEM_STATUS` is each problem's status; `problem_answered` answers it as
-JSON under /api/ (`{"detail": ...}`, as every API error) and as the
+JSON under /api/ and /.well-known/ (`{"detail": ...}`, as every API error) and as the
 dashboard's error page anywhere else, with the same status and sentence.
 """
 
@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from api.dashboard.pages import error_page
 from api.problems import (
+    Conflict,
     Invalid,
     KeyRequired,
     NotFound,
@@ -32,6 +33,7 @@ PROBLEM_STATUS: Final[dict[type[Problem], int]] = {
     Invalid: 422,
     KeyRequired: 401,
     NotYours: 403,
+    Conflict: 409,
     QuotaExceeded: 429,
     Unavailable: 503,
 }
@@ -52,6 +54,6 @@ async def problem_answered(request: Request, exc: Exception) -> Response:
     """JSON for the API's routes, the dashboard's error page for its pages."""
     assert isinstance(exc, Problem)
     status, headers = problem_status(exc)
-    if request.url.path.startswith("/api/"):
+    if request.url.path.startswith(("/api/", "/.well-known/")):
         return JSONResponse({"detail": exc.detail}, status, headers=headers or None)
     return error_page(status, exc.detail, headers)

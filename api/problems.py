@@ -28,6 +28,11 @@ class Invalid(Problem):
     cursor, bad weights, a compare side without a finished run."""
 
 
+class Conflict(Problem):
+    """The subject exists but cannot be answered in its present state: a
+    certificate of a run still running, a screening id several agents share."""
+
+
 class KeyRequired(Problem):
     """Only a key may do this, and none (or an unknown one) was given."""
 

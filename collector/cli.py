@@ -48,6 +48,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--metrics-max-agents": ("metrics_max_agents", int),
     "--metrics-window-days": ("metrics_window_days", float),
     "--log-level": ("log_level", str),
+    "--signing-key": ("signing_key", str),
 }
 
 
@@ -91,11 +92,13 @@ def _parser() -> argparse.ArgumentParser:
     db_upgrade = db_sub.add_parser("upgrade", help="apply the Alembic migrations")
     db_upgrade.add_argument("--database-url", dest="database_url", default=None)
 
+    from collector.certify import add_certificate_commands
     from collector.commands import add_read_commands
     from collector.demo_agent.command import add_demo_agent_command
     from collector.screening.command import add_screen_command
 
     add_read_commands(sub)
+    add_certificate_commands(sub)
     add_screen_command(sub)
     add_demo_agent_command(sub)
     for command in _commands(sub):  # `badge-collector agents --verbose` works too
@@ -139,6 +142,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from collector.screening.command import run_screen
 
         return run_screen(args)
+    if args.command == "verify":
+        from collector.certify import run_verify
+
+        return run_verify(args)
+    if args.command == "signing-key":
+        from collector.certify import run_signing_key
+
+        return run_signing_key(args, settings)
     if args.command == "demo-agent":
         from collector.demo_agent.command import run_demo_agent
 
@@ -195,9 +206,15 @@ def keys_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def serve(settings: Settings) -> int:
     from api.auth import INSECURE_OWNER
+    from collector.certificates.keyfile import KeyFileError
     from collector.service import PortInUse, build
 
-    service = build(settings)
+    try:
+        service = build(settings)
+    except KeyFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _say_signing(service)
     if settings.insecure:
         print(
             "WARNING: --insecure: ingest without a key goes to owner 'local' and every read "
@@ -225,6 +242,20 @@ def serve(settings: Settings) -> int:
     print("shutting down: draining the ingest queue", file=sys.stderr, flush=True)
     service.stop()
     return 0
+
+
+def _say_signing(service: Any) -> None:
+    """Once: a signing key made now, or why certificates cannot be signed."""
+    key_file = service.signing_key
+    if key_file is not None and key_file.created:
+        print(
+            f"Created the signing key {key_file.path} (kid {key_file.current().kid}, mode "
+            "0600): it signs certificates. Back it up; see docs/certificates.md.",
+            file=sys.stderr,
+            flush=True,
+        )
+    if service.signing_refused is not None:
+        print(f"note: certificates answer 503: {service.signing_refused}", file=sys.stderr)
 
 
 def _print_first_key(key: str, bound_host: str, http_port: int, grpc_port: int) -> None:

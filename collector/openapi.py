@@ -30,6 +30,8 @@ def render() -> str:
         weights=unused,
         grades=unused,
         agent_writes=unused,
+        certificate_reads=unused,
+        certificates=unused,
         metrics=lambda: b"",
     )
     return json.dumps(app.openapi(), indent=2, sort_keys=True) + "\n"

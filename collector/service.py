@@ -13,12 +13,15 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 
 import uvicorn
 
 import proto
 from api.app import create_api
 from collector.agent_metrics import AgentGauges
+from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
 from collector.ingest.admission import InflightBudget
 from collector.ingest.decoding import Decoder, default_workers, tune_gc
 from collector.ingest.path import Ingest
@@ -35,6 +38,7 @@ from collector.runs.queue import TraceQueue
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
 from collector.storage.agents import AgentDirectory
+from collector.storage.certificates import Signing
 from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
 from collector.storage.migrate import create_schema
@@ -45,6 +49,11 @@ from collector.writer import BatchWriter
 log = logging.getLogger(__name__)
 
 __all__ = ["PortInUse", "Service", "build"]
+
+# The conventions digest every certificate's predicate carries (CERTS.md
+# section 2, CONVENTIONS.md section 4). A placeholder until the conventions
+# engine (issue 38) computes the real one: the lead wires it here at merge.
+CONVENTIONS_DIGEST_PLACEHOLDER = "conventions-digest-pending-issue-38"
 
 
 @dataclass
@@ -63,6 +72,8 @@ class Service:
     grades: GradeDesk
     limits: DoorLimits
     agent_gauges: AgentGauges
+    signing_key: KeyFile | None = None  # None: certificates answer 503 (docs/certificates.md)
+    signing_refused: str | None = None  # why the key cannot sign, said at start
     grpc_port: int = 0
     http_port: int = 0
     _uvicorn: uvicorn.Server | None = None
@@ -87,6 +98,8 @@ class Service:
             weights=self.read.weights,
             grades=self.grades,
             agent_writes=self.read.agent_writes,
+            certificate_reads=self.read.certificate_reads,
+            certificates=self.read.certificates,
             metrics=self.render_metrics,
             insecure=s.insecure,
             routes=[self.http.route()],
@@ -154,9 +167,34 @@ def _bind_http(host: str, port: int) -> socket.socket:
     return sock
 
 
+def signing_key_file(settings: Settings, db: Database) -> KeyFile | None:
+    """The signing key (docs/certificates.md): the configured file, else one
+    beside a SQLite database file, created if missing; None on a database
+    server without the setting (processes there must share one key).
+    KeyFileError when the file cannot be read or written."""
+    if settings.signing_key:
+        return KeyFile.open(Path(settings.signing_key).expanduser())
+    if db.folder is not None:
+        return KeyFile.open(db.folder / DEFAULT_NAME)
+    return None
+
+
+def _version() -> str:
+    try:
+        return metadata.version("badge-collector")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+        return "0+unknown"
+
+
 def build(settings: Settings, clock: Clock = time.time) -> Service:
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)
+    key_file = signing_key_file(settings, db)
+    signing = (
+        Signing(key_file, CONVENTIONS_DIGEST_PLACEHOLDER, _version())
+        if key_file is not None
+        else None
+    )
     metrics = Metrics()
     keys = KeyStore(db)
     timers = run_timers(settings)
@@ -209,6 +247,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
             grpc_max_concurrent_exports=settings.grpc_max_concurrent_exports,
         )
     )
+    read = read_side(db, directory, settings, clock, signing)
     return Service(
         settings=settings,
         db=db,
@@ -219,7 +258,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         maintenance=maintenance,
         grpc=GrpcDoor(ingest, metrics, door_limits),
         http=HttpDoor(ingest, metrics, settings.max_body_bytes),
-        read=read_side(db, directory, settings, clock),
+        read=read,
         decoder=decoder,
         grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
         limits=door_limits,
@@ -229,4 +268,6 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
             max_agents=settings.metrics_max_agents,
             window_s=settings.metrics_window_days * 86400.0,
         ),
+        signing_key=key_file,
+        signing_refused=read.certificates.register_key(),
     )

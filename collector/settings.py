@@ -108,6 +108,12 @@ class Settings(BaseSettings):
         30.0, gt=0, description="/metrics exports agents whose last run started this recently"
     )
     log_level: str = Field("INFO", description="logging level")
+    # docs/certificates.md: never stored in the database.
+    signing_key: str | None = Field(
+        None,
+        description="PEM Ed25519 key file that signs certificates (created if missing); "
+        "unset: badge-signing-key.pem beside a SQLite database, none with PostgreSQL",
+    )
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

@@ -32,6 +32,15 @@ def json_value(value: Value) -> Any:
     return value
 
 
+def span_attributes(encoded: bytes) -> dict[str, Any]:
+    """The attributes of one stored span alone, JSON-ready (a run certificate's
+    spans digest reads nothing else of the span's bytes)."""
+    attributes: dict[str, Any] = json_value(
+        attributes_to_python(Span.FromString(encoded).attributes)
+    )
+    return attributes
+
+
 def span_details(encoded: bytes) -> dict[str, Any]:
     """Attributes, events, links and dropped counts of one stored span."""
     span = Span.FromString(encoded)

@@ -139,6 +139,11 @@ def where_to_look(http: httpx.Client, base_id: str, head_id: str, owner_key: str
     say(f"  the API: {URL}/api/v1/agents/{ident}/compare?{sides}")
     say(f"  the CI gate: the second `badge-collector screen` above, `--baseline {BASE}`")
     say("    `--fail-on-regression`: exit 1 when an axis regressed")
+    say(f"\nThe badge of {AGENT}, for a README (this collector draws it; docs/certificates.md):")
+    say(f"  [![{AGENT}]({URL}/badge/{ident}.svg)]({agent})")
+    say("Its score certificate, signed, checked by anyone:")
+    certificate = f"{URL}/api/v1/agents/{ident}/certificate"
+    say(f"  curl -s {certificate} | .venv/bin/badge-collector verify - --url {URL}")
 
 
 def main() -> int:

@@ -33,6 +33,7 @@ from api.ports import ALL_RUNS, OUTCOMES, RunFilter
 from api.problems import Invalid
 from api.render import rfc3339
 from api.views import agents as agent_views
+from api.views import badges as badge_views
 from api.views import evidence as evidence_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
@@ -210,6 +211,7 @@ def _arithmetic(composite: scoring.Composite | None) -> list[dict[str, Any]]:
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
 def overview(
+    request: Request,
     agent_id: str,
     store: StoreDep,
     caller: CallerDep,
@@ -249,6 +251,7 @@ def overview(
         zero_floor=composite is not None and composite.successful_runs == 0,
         screenings=[screening_views.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
         screenings_total=len(screenings),
+        embed=badge_views.embed(str(request.base_url), agent.id, agent.name),
     )
 
 
@@ -320,4 +323,5 @@ def run_page(run_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
         open_traces=caller.open,
         graded=run.success_source == "graded",
         facts=facts,
+        terminal=run.status in policy.TERMINAL_STATUSES,
     )

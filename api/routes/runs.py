@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.responses import Response
 
-from api.deps import CallerDep, Cursor, PageSize, StoreDep
+from api.deps import CallerDep, CertificateReadsDep, Cursor, PageSize, StoreDep
 from api.errors import error
 from api.evidence_schemas import RunEvidence
 from api.schemas import RunDetail, RunList, ToolCallList, Trace
+from api.views import certificates as certificate_views
 from api.views import evidence as evidence_views
 from api.views import runs as views
 
@@ -68,9 +70,29 @@ def list_tool_calls(
     return views.tool_calls(store, run_id, page_size, cursor)
 
 
-@router.get("/{run_id}/trace", response_model=Trace, responses={**NOT_FOUND, **OWNER_ONLY})
-def get_trace(run_id: str, store: StoreDep, caller: CallerDep) -> Trace:
-    """Owner only: the run's spans as a tree, each with how it was classified."""
+@router.get(
+    "/{run_id}/trace",
+    response_model=Trace | list[dict[str, Any]],
+    responses={**NOT_FOUND, **OWNER_ONLY},
+)
+def get_trace(
+    run_id: str,
+    store: StoreDep,
+    caller: CallerDep,
+    reads: CertificateReadsDep,
+    canonical: Annotated[
+        bool,
+        Query(
+            description="answer the canonical span list instead, exactly the bytes the run "
+            "certificate's spans digest covers (docs/certificates.md)"
+        ),
+    ] = False,
+) -> Trace | Response:
+    """Owner only: the run's spans as a tree, each with how it was classified;
+    with `canonical=true` the flat list its certificate's spans digest covers."""
+    if canonical:
+        body = certificate_views.canonical_trace(store, reads, caller, run_id)
+        return Response(body, media_type="application/json")
     return views.trace(store, caller, run_id)
 
 

@@ -54,6 +54,7 @@ class DecodeJob:
     grader: bool
     received_at: float
     timers: Timers = Timers()
+    key_id: int | None = None  # the sending key's id (a run certificate names it)
 
 
 @dataclass(slots=True)
@@ -117,7 +118,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
     except proto.DecodeError as exc:
         raise BadRequest(str(exc)) from None
     result = DecodedRows(rejected=decoded.rejected, reasons=dict(decoded.reasons))
-    owner, grader, now = job.owner, job.grader, job.received_at
+    owner, grader, now, key_id = job.owner, job.grader, job.received_at, job.key_id
     # resource -> agent id, inherited facts, digest
     names: dict[int, tuple[str, dict[str, str], bytes]] = {}
     by_trace: dict[str, dict[str, SpanFacts]] = {}
@@ -197,6 +198,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
                     facts_text,
                     encoded,
                     digest,
+                    key_id,
                 )
             )
         )

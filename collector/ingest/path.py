@@ -104,6 +104,7 @@ class Ingest:
             grader=principal.role == "grader",
             received_at=self._clock(),
             timers=self._timers,
+            key_id=principal.key_id,
         )
         return self._decoder.submit(job)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import Connection
@@ -31,6 +32,11 @@ class Database:
     def writer(self) -> Engine:
         """SQLite: transactions begin IMMEDIATE (they queue for the write lock)."""
         return self.backend.writer
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder of the database's file; None for a server or memory."""
+        return self.backend.folder
 
     @property
     def dialect(self) -> str:

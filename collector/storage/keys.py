@@ -71,12 +71,12 @@ class KeyStore:
             row = key_by_hash(session, digest)
         if row is None:
             return None
-        owner, role, key_hash, revoked_at = row
+        owner, role, key_hash, revoked_at, ident = row
         if revoked_at is not None:
             return None
         if not hmac.compare_digest(key_hash, digest):
             return None  # pragma: no cover - the lookup matched on this value
-        return Principal(owner, role)
+        return Principal(owner, role, int(ident))
 
     def list(self) -> list[KeyInfo]:
         with self._db.reader.connect() as conn:
@@ -98,11 +98,11 @@ class KeyStore:
 
 
 def key_by_hash(session: SqlSession, digest: str) -> tuple[Any, ...] | None:
-    """(owner, role, key_hash, revoked_at) of a key, on every export: the raw
-    cursor takes ~18 us where a SQLAlchemy Core select took ~70 (SQLite)."""
+    """(owner, role, key_hash, revoked_at, id) of a key, on every export: the
+    raw cursor takes ~18 us where a SQLAlchemy Core select took ~70 (SQLite)."""
     cur = session.cursor()
     cur.execute(
-        f"SELECT owner, role, key_hash, revoked_at FROM keys WHERE key_hash = {session.mark}",
+        f"SELECT owner, role, key_hash, revoked_at, id FROM keys WHERE key_hash = {session.mark}",
         (digest,),
     )
     row: tuple[Any, ...] | None = cur.fetchone()

@@ -14,6 +14,8 @@ from collector.assembly.runs import Timers
 from collector.settings import Settings
 from collector.storage.agents import AgentDirectory, AgentRemoval
 from collector.storage.board import catch_up
+from collector.storage.certificate_reads import SqlCertificateReads
+from collector.storage.certificates import Signing, SqlCertificateDesk
 from collector.storage.engine import Database, open_database
 from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
@@ -29,6 +31,8 @@ class ReadSide:
     reads: SqlReadStore
     weights: SqlWeightStore
     agent_writes: AgentRemoval
+    certificate_reads: SqlCertificateReads
+    certificates: SqlCertificateDesk
 
 
 def run_timers(settings: Settings) -> Timers:
@@ -37,14 +41,22 @@ def run_timers(settings: Settings) -> Timers:
 
 
 def read_side(
-    db: Database, directory: AgentDirectory, settings: Settings, clock: Clock
+    db: Database,
+    directory: AgentDirectory,
+    settings: Settings,
+    clock: Clock,
+    signing: Signing | None = None,
 ) -> ReadSide:
     """The read side over an open database (the server's, whose ingest shares
-    `directory`, so a deletion is refused by its doors at once)."""
+    `directory`, so a deletion is refused by its doors at once). Without
+    `signing` certificates are refused (503) and the rest answers."""
+    timers = run_timers(settings)
     return ReadSide(
-        reads=SqlReadStore(db, run_timers(settings), clock),
+        reads=SqlReadStore(db, timers, clock),
         weights=SqlWeightStore(db),
         agent_writes=AgentRemoval(directory, clock),
+        certificate_reads=SqlCertificateReads(db, timers, clock),
+        certificates=SqlCertificateDesk(db, signing, clock),
     )
 
 

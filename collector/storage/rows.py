@@ -44,6 +44,7 @@ class SpanRow(NamedTuple):
     facts: str
     encoded: bytes
     resource_digest: bytes
+    key_id: int | None  # keys.id of the key that sent it (None: keyless, --insecure)
 
 
 class RunRow(NamedTuple):

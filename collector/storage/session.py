@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol, TypeVar
 
 from sqlalchemy import Table, text
@@ -372,6 +373,13 @@ class SqlSession(ABC):
         """Give the sweeper role back."""
         return None
 
+    def lock_certificates(self) -> None:
+        """Certificates are issued and appended to their log one transaction
+        after the other, across processes (held until this transaction ends):
+        one certificate per changed subject, one chain. One writer (SQLite's
+        write lock, taken at BEGIN IMMEDIATE) needs no lock."""
+        return None
+
 
 def upsert_conflict(columns: Sequence[str], key: Sequence[str]) -> str:
     """ON CONFLICT (key) that overwrites every other column."""
@@ -385,6 +393,9 @@ class Backend(Protocol):
     name: str  # for logs and figures only; behaviour goes through sessions
     reader: Engine
     writer: Engine
+    # The folder of the database's file (SQLite), where its signing key is
+    # kept by default (docs/certificates.md); None for a server or memory.
+    folder: Path | None
 
     def session(self, conn: Connection) -> SqlSession:
         """A session over a connection the caller holds (no write memory)."""

@@ -133,6 +133,10 @@ spans = Table(
     Column("facts", Text, nullable=False),
     Column("encoded", LargeBinary, nullable=False),
     Column("resource_digest", LargeBinary, nullable=False),  # resources.digest
+    # keys.id of the key that sent the span (migration 0018): a run
+    # certificate names the key of its root (docs/certificates.md); null
+    # for keyless ingest (--insecure) and for spans stored before 0018.
+    Column("key_id", Integer),
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
 )
 
@@ -222,6 +226,14 @@ runs = Table(
     Index("ix_runs_agent_version_terminal", "agent_id", "version", "terminal_at"),
     # A screening's runs (its views) and its cohort (compare by screening).
     Index("ix_runs_agent_screening_terminal", "agent_id", "screening_id", "terminal_at"),
+    # A screening by its id alone (GET /screenings/{id}/certificate, migration
+    # 0018): screened runs only, so unscreened runs cost it nothing.
+    Index(
+        "ix_runs_screening",
+        "screening_id",
+        sqlite_where=text("screening_id IS NOT NULL"),
+        postgresql_where=text("screening_id IS NOT NULL"),
+    ),
     # /stats graded_runs with a time window (the kept totals have no time):
     # graded runs only, so counting them costs little while few are graded.
     Index(
@@ -368,4 +380,54 @@ board_stale = Table(
     "board_stale",
     metadata,
     Column("agent_id", String(36), primary_key=True),
+)
+
+
+# Certificates (docs/certificates.md, migration 0018). The public half of
+# every signing key ever used; the private key is a file, never stored here.
+signing_keys = Table(
+    "signing_keys",
+    metadata,
+    Column("kid", String(16), primary_key=True),
+    Column("public_key", LargeBinary, nullable=False),  # 32 raw bytes
+    Column("created_at", Float, nullable=False),
+    Column("retired_at", Float),
+)
+
+# Every certificate issued, kept for good: triggers refuse an UPDATE or a
+# DELETE (migration 0018). The newest of a subject is its current one;
+# `basis` is the digest of what a run certificate was issued from that the
+# run summary shows, so an unchanged run is answered without reading spans.
+certificates = Table(
+    "certificates",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("statement_digest", String(64), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("agent_id", String(36), nullable=False),
+    Column("subject_digest", String(64), nullable=False),
+    Column("basis", String(64)),
+    Column("supersedes", String(64)),
+    Column("issued_at", Text, nullable=False),
+    Column("kid", String(16), nullable=False),
+    Column("envelope", Text, nullable=False),
+    Index("ix_certificates_subject", "agent_id", "subject", "id"),
+    Index("ix_certificates_supersedes", "supersedes"),
+)
+
+# The append-only log of certificates: entry n (1-based) with its hash
+# chain (CERTS.md section 3). The primary key on n is what makes two
+# collectors appending at once fail rather than fork the chain; appends are
+# also serialised (a session's lock_certificates).
+certificate_log = Table(
+    "certificate_log",
+    metadata,
+    Column("n", BigInteger, primary_key=True, autoincrement=False),
+    Column("statement_digest", String(64), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("issued_at", Text, nullable=False),
+    Column("kid", String(16), nullable=False),
+    Column("chain", String(64), nullable=False),
 )

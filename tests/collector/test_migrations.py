@@ -71,7 +71,8 @@ def _store_old_spans(
 ) -> None:
     """Span rows as revisions 0002 and 0003 stored them: the resource's bytes
     inline; from 0003 on (`numbered`) with their trace's number."""
-    columns = [("resource" if c == "resource_digest" else c) for c in SPAN_COLUMNS]
+    old = [c for c in SPAN_COLUMNS if c != "key_id"]  # key_id came with 0018
+    columns = [("resource" if c == "resource_digest" else c) for c in old]
     names, marks = ", ".join(columns), ", ".join(f":{c}" for c in columns)
     if numbered:
         names += ", trace_ref"
@@ -79,7 +80,7 @@ def _store_old_spans(
     with db.writer.begin() as conn:
         for owner, trace_id, span_id, received_at, resource in stored:
             row = span_row(trace_id, span_id, owner=owner, received_at=received_at)
-            values = dict(zip(columns, row, strict=True)) | {"resource": resource}
+            values = dict(zip(columns, row[: len(old)], strict=True)) | {"resource": resource}
             if numbered:
                 values |= {"o2": owner, "t2": trace_id}
             conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)

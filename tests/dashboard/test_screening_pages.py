@@ -260,10 +260,12 @@ def test_the_compare_of_the_two_screenings_shows_the_apis_regression(
 
 
 def injected(driver: webdriver.Chrome) -> list[str]:
-    """Elements or attributes the payload would have made had it been parsed as markup."""
+    """Elements or attributes the payload would have made had it been parsed as markup
+    (the agent page's own badge image aside)."""
     found: list[str] = driver.execute_script(
         "return Array.from(document.querySelectorAll("
-        "'main script, main img, main svg[onload], [onerror], [onload], a[href^=\"javascript\"]'"
+        "'main script, main img:not(#badge-img), main svg[onload], [onerror], [onload], "
+        'a[href^="javascript"]\''
         ")).map(e => e.outerHTML.slice(0, 80))"
     )
     return found

@@ -50,3 +50,23 @@ def test_make_demo_screens_two_versions_reports_the_regression_and_stops_its_age
         assert sum(r["steps"] for r in screened) > 0  # the agents' own spans joined the runs
         board = c.http.get(f"{c.http_url}{API}/agents").json()["items"]
         assert {"concierge", "support-bot", "research-agent", "coder"} <= {a["name"] for a in board}
+        concierge = next(a["id"] for a in board if a["name"] == "concierge")
+        embed = (
+            f"[![concierge]({c.http_url}/badge/{concierge}.svg)]({c.http_url}/agents/{concierge})"
+        )
+        assert embed in out
+        readme = (SCRIPT.parents[1] / "README.md").read_text()[:3000]  # its first screen
+        assert f"http://127.0.0.1:4318/badge/{concierge}.svg" in readme
+        assert c.http.get(f"{c.http_url}/badge/{concierge}.svg").status_code == 200
+        check = re.search(r"curl -s (\S+) \| \.venv/bin/badge-collector verify - --url (\S+)", out)
+        assert check is not None, out
+        certificate = c.http.get(check.group(1))
+        verified = subprocess.run(
+            [sys.executable, "-m", "collector", "verify", "-", "--url", check.group(2)],
+            input=certificate.text,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert "valid score certificate" in verified.stdout

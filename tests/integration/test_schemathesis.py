@@ -28,12 +28,15 @@ KEYS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def served(module_database_url: str) -> Iterator[ServerProcess]:
+def served(
+    module_database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
     url = module_database_url
     for role in ("agent", "grader"):
         made = cli("keys", "create", "--owner", "demo", "--role", role, "--database-url", url)
         KEYS[role] = made.stdout.strip()
-    server = start_server(url)
+    # certificates need a key on PostgreSQL (503 without one, docs/certificates.md)
+    server = start_server(url, "--signing-key", str(tmp_path_factory.mktemp("key") / "key.pem"))
     try:
         endpoint = f"http://127.0.0.1:{server.http_port}"
         cli("demo", "--endpoint", endpoint, "--key", KEYS["agent"], "--rounds", "1")

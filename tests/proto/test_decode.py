@@ -18,7 +18,7 @@ import proto
 from bench.support.otlp import any_value, new_span_id, new_trace_id, request, span
 from proto.responses import export_response, export_response_message, status_body
 from proto.values import limit_attributes, nesting, to_python
-from proto.view import json_value, resource_attributes, span_details
+from proto.view import json_value, resource_attributes, span_attributes, span_details
 
 SELECT = proto.Selection(
     keys=frozenset({"wanted"}),
@@ -265,6 +265,7 @@ def test_view_of_a_stored_span_and_resource() -> None:
     assert details["attributes"] == {"k": "v"}
     assert details["events"][0]["attributes"] == {"a": 1}
     assert resource_attributes(wire.resource_encoded) == {"service.name": "svc"}
+    assert span_attributes(wire.encoded) == details["attributes"]  # what certificates digest
 
 
 def test_responses_in_both_encodings() -> None:

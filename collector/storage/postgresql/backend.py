@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection
@@ -15,6 +16,7 @@ from collector.storage.session import RETAINED_TABLES, SqlSession
 
 class PostgresBackend:
     name = "postgresql"
+    folder: Path | None = None  # a server: no file to keep a signing key beside
 
     def __init__(self, url: str) -> None:
         engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=8)

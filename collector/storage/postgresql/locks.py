@@ -1,6 +1,6 @@
-"""PostgreSQL advisory locks, for the two one-per-database roles: setup
-(migrations and the first key; a transaction lock) and the sweeper (a
-session lock held by one process).
+"""PostgreSQL advisory locks, for the one-per-database roles: setup
+(migrations and the first key; a transaction lock), the sweeper (a session
+lock held by one process) and issuing certificates (a transaction lock).
 
 Per-trace work does not use them: a 20,000-span batch can touch thousands of
 traces, and advisory locks live in the bounded shared lock table while row
@@ -16,10 +16,17 @@ from sqlalchemy.engine import Connection
 
 SETUP_LOCK: Final = 0x6261646765_01  # "badge" 1
 SWEEPER_LOCK: Final = 0x6261646765_02
+CERTIFICATES_LOCK: Final = 0x6261646765_03
 
 
 def lock_for_setup(conn: Connection) -> None:
     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SETUP_LOCK})
+
+
+def lock_certificates(conn: Connection) -> None:
+    """Issuing a certificate and appending it to the log (a transaction lock):
+    rare next to span writes, and one lock for all of them keeps the chain one."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CERTIFICATES_LOCK})
 
 
 def try_advisory_lock(conn: Connection, key: int) -> bool:

@@ -241,6 +241,9 @@ class PostgresSession(SqlSession):
     def lock_for_setup(self) -> None:
         locks.lock_for_setup(self.conn)
 
+    def lock_certificates(self) -> None:
+        locks.lock_certificates(self.conn)
+
     def try_sweeper_lock(self) -> bool:
         return locks.try_advisory_lock(self.conn, locks.SWEEPER_LOCK)
 

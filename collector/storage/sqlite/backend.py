@@ -14,9 +14,10 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Final
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import Connection
 
 from collector.storage.session import SqlSession
@@ -37,6 +38,8 @@ class SqliteBackend:
         self.reader = _sqlite_engine(url, mode, immediate=False)
         self.writer = _sqlite_engine(url, mode, immediate=True)
         self.recent_keys = RecentKeys()
+        file = make_url(url).database
+        self.folder = Path(file).resolve().parent if file and file != ":memory:" else None
 
     def session(self, conn: Connection) -> SqlSession:
         return SqliteSession(conn, recent=self.recent_keys)
