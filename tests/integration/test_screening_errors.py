@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from tests.integration.harness import Collector
 from tests.integration.screening import event, root_of, run_screen, runs_of, write_suite
@@ -79,6 +83,26 @@ def test_every_error_class_of_an_endpoint_is_a_recorded_run(
     failed = root_of(c, runs["refused"]["id"])
     assert "http.response.status_code" not in failed["attributes"]
     assert "Connect" in event(failed, "badge.response")["detail"]
+
+
+def test_token_counts_at_the_end_of_their_range_are_recorded_exactly(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2^63-1 went through a float in the collector, became 2^63 and was dropped."""
+
+    async def run(request: Request) -> Response:
+        return JSONResponse({"output": "ok", "input_tokens": 2**63 - 1, "output_tokens": 1})
+
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    suite = write_suite(tmp_path, [{"id": "big", "prompt": "p"}], rounds=1)
+    with serving(Starlette(routes=[Route("/run", run, methods=["POST"])])) as url:
+        done = run_screen(
+            capsys, c, "count-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key=grader
+        )
+    assert done.code == 0, done.err
+    [run_] = runs_of(c, "count-bot")
+    assert (run_["input_tokens"], run_["output_tokens"]) == (2**63 - 1, 1)
 
 
 def python_screen(c: Collector, key: str, *argv: str) -> subprocess.CompletedProcess[str]:
