@@ -18,7 +18,7 @@ from api.auth import KeyChecker
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
-from api.ports import AgentWrites, GradeStore, ReadStore, WeightStore
+from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, WeightStore
 from api.problem_answers import problem_answered
 from api.problems import Problem
 from api.routes import agents, loop, me, runs, screenings
@@ -51,6 +51,7 @@ def create_api(
     *,
     weights: WeightStore,
     grades: GradeStore,
+    plans: PlanStore,
     agent_writes: AgentWrites,
     metrics: Callable[[], bytes],
     insecure: bool = False,
@@ -60,7 +61,7 @@ def create_api(
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
-    each have their own port (`weights`, `grades`, `agent_writes`). `host`
+    each have their own port (`weights`, `grades`, `plans`, `agent_writes`). `host`
     (the bound address) and `allowed_hosts` are the `Host` names every
     request must use, besides localhost (api.hosts).
     """
@@ -83,6 +84,7 @@ def create_api(
     app.state.keys = keys
     app.state.weights = weights
     app.state.grades = grades
+    app.state.plans = plans
     app.state.agent_writes = agent_writes
     app.state.insecure = insecure
     app.router.routes[:0] = routes

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from api.dashboard.pages import error_page
 from api.problems import (
+    Conflict,
     Invalid,
     KeyRequired,
     NotFound,
@@ -32,6 +33,7 @@ PROBLEM_STATUS: Final[dict[type[Problem], int]] = {
     Invalid: 422,
     KeyRequired: 401,
     NotYours: 403,
+    Conflict: 409,
     QuotaExceeded: 429,
     Unavailable: 503,
 }

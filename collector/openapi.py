@@ -29,6 +29,7 @@ def render() -> str:
         unused,
         weights=unused,
         grades=unused,
+        plans=unused,
         agent_writes=unused,
         metrics=lambda: b"",
     )

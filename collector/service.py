@@ -31,6 +31,7 @@ from collector.receivers.limits import ACCEPT_BATCH, DoorLimits, fit_descriptors
 from collector.runs.fresh import RunCommitHook
 from collector.runs.grades import GradeDesk
 from collector.runs.maintenance import Maintenance
+from collector.runs.plans import PlanDesk
 from collector.runs.queue import TraceQueue
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
@@ -61,6 +62,7 @@ class Service:
     read: ReadSide
     decoder: Decoder
     grades: GradeDesk
+    plans: PlanDesk
     limits: DoorLimits
     agent_gauges: AgentGauges
     grpc_port: int = 0
@@ -86,6 +88,7 @@ class Service:
             self.keys,
             weights=self.read.weights,
             grades=self.grades,
+            plans=self.plans,
             agent_writes=self.read.agent_writes,
             metrics=self.render_metrics,
             insecure=s.insecure,
@@ -222,6 +225,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         read=read_side(db, directory, settings, clock),
         decoder=decoder,
         grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
+        plans=PlanDesk(writer, clock),
         limits=door_limits,
         agent_gauges=AgentGauges(
             db,
