@@ -226,6 +226,7 @@ def test_flags_are_checked_before_anything_runs() -> None:
         ("--target", "m:f", "--fail-on-regression"): "--baseline",
         ("--target", "m:f", "--header", "traceparent: x"): "sets this header itself",
         ("--target", "m:f", "--header", "no colon"): "expected 'Name: value'",
+        ("--target", "m:f", "--resume"): "--resume needs the --screening-id",
     }
     for argv, message in refused.items():
         problem = check_options(parse(*argv))
