@@ -20,7 +20,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from typing import Any, Final
 from urllib.parse import quote
@@ -67,6 +67,8 @@ class Reply:
 
     status: int
     body: Any
+    # An earlier try of this request got no answer: a write may have been done already.
+    unanswered_before: bool = False
 
     @property
     def ok(self) -> bool:
@@ -98,12 +100,17 @@ class ApiClient:
         """One request, retried while the collector answers a fault, for up to `retry_s`."""
         deadline = time.monotonic() + self.retry_s
         attempt = 0
+        unanswered = False
         while True:
             reply, wait = self._once(method, path, **kwargs)
+            if unanswered:
+                reply = replace(reply, unanswered_before=True)
             if wait is None:
                 return reply
-            wait = backoff_s(attempt) if wait < 0 else wait
-            if time.monotonic() + wait > deadline or self._stop.wait(wait):
+            unanswered = unanswered or reply.status == 0
+            left = deadline - time.monotonic()
+            wait = min(backoff_s(attempt) if wait < 0 else wait, left)  # a last try at the end
+            if left <= 0 or self._stop.wait(wait):
                 return reply
             attempt += 1
 

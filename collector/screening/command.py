@@ -27,7 +27,12 @@ def add_screen_command(sub: Any) -> None:
     p.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
     p.add_argument("--url", default=None, help=f"the collector (BADGE_URL, else {DEFAULT_URL})")
     p.add_argument("--key", default=None, help="ingest key, a grader key to verify (BADGE_KEY)")
-    p.add_argument("--settle", type=float, default=10.0, help="seconds to wait for late spans")
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="seconds to wait for late spans; a collector outage is ridden out as long (>= 10)",
+    )
     p.add_argument("--screening-id", default=None, help="default: <UTC time>-<6 hex>")
     p.add_argument(
         "--resume",

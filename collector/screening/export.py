@@ -66,8 +66,10 @@ class RetryingExporter(SpanExporter):
             now = time.monotonic()
             if self._failing_since is None:
                 self._failing_since = now
-            wait = backoff_s(attempt) if wait < 0 else wait
-            if now + wait > self._failing_since + self.retry_s or self._stop.wait(wait):
+            left = self._failing_since + self.retry_s - now
+            # The last try falls at the end of the window: the outage is ridden out in full.
+            wait = min(backoff_s(attempt) if wait < 0 else wait, left)
+            if left <= 0 or self._stop.wait(wait):
                 return self._count(len(spans), len(spans), f"{why} (retried {self.retry_s:g} s)")
             attempt += 1
             log.info("export failed (%s); retrying in %.1f s", why, wait)

@@ -29,20 +29,20 @@ def register(
     client: ApiClient, screening: Screening, *, resume: bool, say: Callable[[str], None]
 ) -> tuple[str | None, Todo | None]:
     """The agent's id (None: not known yet) and, for a resumed screening, what to dispatch."""
-    sid = screening.screening_id
-    reply = client.post(
-        "/screenings",
-        {
-            "agent": screening.agent,
-            "screening_id": sid,
-            "suite_name": screening.suite.name,
-            "suite_digest": screening.suite.digest,
-            "version": screening.version,
-            "rounds": screening.rounds,
-            "tasks": [task.id for task in screening.suite.tasks],
-            "resume": resume,
-        },
-    )
+    plan = {
+        "agent": screening.agent,
+        "screening_id": screening.screening_id,
+        "suite_name": screening.suite.name,
+        "suite_digest": screening.suite.digest,
+        "version": screening.version,
+        "rounds": screening.rounds,
+        "tasks": [task.id for task in screening.suite.tasks],
+        "resume": resume,
+    }
+    reply = client.post("/screenings", plan)
+    if reply.status == 409 and reply.unanswered_before:
+        # A try the collector took, then went down before answering: the plan is ours.
+        reply = client.post("/screenings", {**plan, "resume": True})
     if reply.status == 201:
         return str(reply.body["agent_id"]), None
     if reply.status == 200:
