@@ -443,3 +443,28 @@ def test_an_incomplete_screening_says_so_and_shows_every_planned_cell(
     assert texts["refund"] == ["pass", "–", "–"]
     assert all(cells == ["–"] * ROUNDS for task, cells in texts.items() if task != "refund")
     no_page_errors(browser)
+    # An id no `screen` makes, from a grader's own harness, opens from its link too.
+    odd = "team/ünï cöde 50%"
+    trace_id, root, now = new_trace_id(), new_span_id(), time.time_ns()
+    odd_attributes = {**attributes, "badge.screening.id": odd, "badge.run.id": f"{odd}/refund/1"}
+    odd_spans = [
+        span(trace_id, root, "badge.run", start=now - 10**8, end=now, attributes=odd_attributes)
+    ]
+    sent = live.http.post(
+        f"{live.url}/v1/traces",
+        content=request(odd_spans, "planned-bot").SerializeToString(),
+        headers={"content-type": "application/x-protobuf", **grader},
+    )
+    assert sent.status_code == 200, sent.text
+    deadline = time.monotonic() + 30
+    while odd not in {
+        s["screening_id"] for s in live.api(f"/agents/{agent_id}/screenings")["items"]
+    }:
+        assert time.monotonic() < deadline, "the odd screening did not appear"
+        time.sleep(0.2)
+    browser.get(f"{live.url}/agents/{agent_id}/screenings")
+    link = browser.find_element(By.CSS_SELECTOR, f"#screenings tr[data-screening-id='{odd}'] a")
+    link.click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == f"Screening {odd}"
+    assert list(rows_by_task(browser)) == ["refund"]
+    no_page_errors(browser)
