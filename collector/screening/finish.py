@@ -61,11 +61,16 @@ def finish(
         print_table(document, outcomes, sys.stdout)
     complete = document.get("complete")
     incomplete = complete is False or (complete is None and len(runs) < len(outcomes))
-    if incomplete:
-        what = stored_of_planned(document) if complete is False else "some runs are missing"
+    if complete is False:
         say(
-            f"error: screening {sid!r} is incomplete: {what}; "
+            f"error: screening {sid!r} is incomplete: {stored_of_planned(document)}; "
             f"`screen ... --screening-id {sid} --resume` dispatches only what is missing"
+        )
+    elif incomplete:  # no plan (not a grader key): it cannot be resumed
+        say(
+            f"error: screening {sid!r} is incomplete: {len(outcomes) - len(runs)} of the "
+            f"{len(outcomes)} runs dispatched are not in the collector; screen again under "
+            "another --screening-id (with a grader key, --resume could finish it)"
         )
     gate = 0
     if options.baseline is not None:
