@@ -19,7 +19,7 @@ from api.certificate_ports import CertificateDesk, CertificateReads
 from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
-from api.ports import AgentWrites, GradeStore, ReadStore, WeightStore
+from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, WeightStore
 from api.problem_answers import problem_answered
 from api.problems import Problem
 from api.routes import agents, badges, loop, me, runs, screenings
@@ -53,6 +53,7 @@ def create_api(
     *,
     weights: WeightStore,
     grades: GradeStore,
+    plans: PlanStore,
     agent_writes: AgentWrites,
     certificate_reads: CertificateReads,
     certificates: CertificateDesk,
@@ -64,8 +65,8 @@ def create_api(
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
-    each have their own port (`weights`, `grades`, `agent_writes`); badges
-    and certificates read `certificate_reads`, and `certificates` signs. `host`
+    each have their own port (`weights`, `grades`, `plans`, `agent_writes`);
+    badges and certificates read `certificate_reads`, and `certificates` signs. `host`
     (the bound address) and `allowed_hosts` are the `Host` names every
     request must use, besides localhost (api.hosts).
     """
@@ -88,6 +89,7 @@ def create_api(
     app.state.keys = keys
     app.state.weights = weights
     app.state.grades = grades
+    app.state.plans = plans
     app.state.agent_writes = agent_writes
     app.state.certificate_reads = certificate_reads
     app.state.certificates = certificates

@@ -9,7 +9,7 @@ from fastapi import Depends, Header, Query, Request
 
 from api.auth import Caller, KeyChecker, key_from_headers
 from api.certificate_ports import CertificateDesk, CertificateReads
-from api.ports import AgentWrites, GradeStore, ReadStore, RunFilter, WeightStore
+from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, RunFilter, WeightStore
 from api.problems import Invalid
 
 
@@ -31,6 +31,11 @@ def get_certificates(request: Request) -> CertificateDesk:
 def get_grades(request: Request) -> GradeStore:
     grades: GradeStore = request.app.state.grades
     return grades
+
+
+def get_plans(request: Request) -> PlanStore:
+    plans: PlanStore = request.app.state.plans
+    return plans
 
 
 def get_agent_writes(request: Request) -> AgentWrites:
@@ -68,6 +73,7 @@ CertificateReadsDep = Annotated[CertificateReads, Depends(get_certificate_reads)
 DeskDep = Annotated[CertificateDesk, Depends(get_certificates)]
 WeightsDep = Annotated[WeightStore, Depends(get_weights)]
 GradesDep = Annotated[GradeStore, Depends(get_grades)]
+PlansDep = Annotated[PlanStore, Depends(get_plans)]
 AgentWritesDep = Annotated[AgentWrites, Depends(get_agent_writes)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 PageSize = Annotated[int, Query(ge=1, le=500, description="items per page")]

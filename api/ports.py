@@ -79,7 +79,10 @@ class BoardRow:
 
 @dataclass(frozen=True, slots=True)
 class ScreeningInfo:
-    """One screening of an agent: its runs' counts and canonical composite."""
+    """One screening of an agent: its runs' counts and canonical composite, and its plan
+    when the screener recorded one (docs/screening.md "Incomplete screenings"):
+    `stored_runs` counts the planned (task, round) pairs that have a run. A
+    screening planned and with no run yet has no first or last run."""
 
     screening_id: str
     suite_name: str | None
@@ -89,9 +92,25 @@ class ScreeningInfo:
     total_runs: int
     completed_runs: int
     successful_runs: int
-    first_run_at: float
-    last_run_at: float
+    first_run_at: float | None
+    last_run_at: float | None
     composite: Composite | None
+    planned_rounds: int | None = None
+    planned_tasks: int | None = None
+    stored_runs: int | None = None
+    planned_at: float | None = None
+
+    @property
+    def planned_runs(self) -> int | None:
+        if self.planned_rounds is None or self.planned_tasks is None:
+            return None
+        return self.planned_rounds * self.planned_tasks
+
+    @property
+    def complete(self) -> bool | None:
+        """Every planned dispatch has its run; None without a plan (nothing to compare)."""
+        planned = self.planned_runs
+        return None if planned is None else self.stored_runs == planned
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +279,10 @@ class ReadStore(Protocol):
 
     def screening_runs(self, agent_id: str, screening_id: str) -> list[ScreenedRun]: ...
 
+    def planned_tasks(self, agent_id: str, screening_id: str) -> list[str]:
+        """The task ids a screening's plan names (none without a plan)."""
+        ...
+
     def repeatability(self, agent_id: str, where: RunFilter = ALL_RUNS) -> Repeatability: ...
 
     def scores(self, agent_id: str, where: RunFilter) -> Scores:
@@ -328,3 +351,37 @@ class GradeStore(Protocol):
     def save_grade(self, owner: str, grade: GradeInput) -> GradeReceipt:
         """Durable before it returns; api.problems' `Unavailable` when it
         cannot be now, `QuotaExceeded` when it would wait past its owner's quota."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanInput:
+    """What a screener is about to dispatch (docs/screening.md), already validated."""
+
+    agent: str
+    screening_id: str
+    suite_name: str | None
+    suite_digest: str | None
+    version: str | None
+    rounds: int
+    tasks: tuple[str, ...]
+    resume: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReceipt:
+    """A recorded plan: new (`created`), or resumed with what its runs already cover.
+    `missing` maps each task with a planned round that has no run to those rounds."""
+
+    agent_id: str
+    created: bool
+    planned_runs: int
+    stored_runs: int
+    missing: Mapping[str, tuple[int, ...]]
+
+
+class PlanStore(Protocol):
+    def register_plan(self, owner: str, plan: PlanInput) -> PlanReceipt:
+        """Durable before it returns. api.problems' `Conflict` when the screening exists
+        and is not resumed, or is resumed with another plan; `Unavailable` when the
+        store cannot take it now."""
+        ...

@@ -41,6 +41,10 @@ class NotYours(Problem):
     """A key was given, and it may not do this: another owner's, or the wrong role."""
 
 
+class Conflict(Problem):
+    """The write would replace or contradict what is stored (a screening run again)."""
+
+
 class Unavailable(Problem):
     """The store cannot take a write now; the client should retry."""
 

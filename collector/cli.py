@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "db":
         return db_command(settings)
     if args.command == "screen":
-        from collector.screening.command import run_screen
+        from collector.screening.session import run as run_screen
 
         return run_screen(args)
     if args.command == "verify":

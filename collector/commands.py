@@ -11,12 +11,9 @@ server: a grade is stored by the collector that writes runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -136,6 +133,9 @@ class Reader:
     def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release what the reader holds (a connection pool, a database)."""
+
     def agent_id(self, name_or_id: str) -> str:
         """The id of an agent given by id or name, looked for page by page."""
         if self.has_agent(name_or_id):
@@ -152,10 +152,15 @@ class Reader:
 
 
 class ServerReader(Reader):
-    """GET /api/v1/... of a running collector."""
+    """GET /api/v1/... of a running collector, through the client `screen` uses too."""
 
     def __init__(self, url: str) -> None:
-        self._url = url.rstrip("/")
+        from collector.api_client import ApiClient  # httpx only for commands that talk HTTP
+
+        self._client = ApiClient(url, None)
+
+    def close(self) -> None:
+        self._client.close()
 
     def _get(self, path: str, **params: Any) -> Any:
         status, body = self._fetch(path, **params)
@@ -164,15 +169,10 @@ class ServerReader(Reader):
         return body
 
     def _fetch(self, path: str, **params: Any) -> tuple[int, Any]:
-        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        try:
-            with urllib.request.urlopen(f"{self._url}/api/v1{path}?{query}", timeout=30) as r:
-                return int(r.status), json.load(r)
-        except urllib.error.HTTPError as exc:
-            try:
-                return exc.code, json.load(exc)
-            except ValueError:
-                return exc.code, {"detail": exc.reason}
+        reply = self._client.get(path, **params)
+        if reply.status == 0:  # no answer: the detail says why
+            raise ReadFailed(reply.detail())
+        return reply.status, reply.body
 
     def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
         every = "true" if everything else None
@@ -289,12 +289,8 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except urllib.error.URLError as exc:
-        print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
-        return 1
     finally:
-        if isinstance(reader, DatabaseReader):
-            reader.close()
+        reader.close()
 
 
 def _read(reader: Reader, args: argparse.Namespace) -> int:
@@ -334,25 +330,18 @@ def post_grade(args: argparse.Namespace, settings: Settings) -> int:
         "output": args.output,
         "error_class": args.error_class,
     }
-    request = urllib.request.Request(
-        f"{url}/api/v1/grades",
-        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
-        headers={"content-type": "application/json", "authorization": f"Bearer {key}"},
-        method="POST",
-    )
+    from collector.api_client import ApiClient
+
+    client = ApiClient(url, key)
     try:
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            receipt = json.load(reply)
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = _detail(json.load(exc))
-        except ValueError:
-            detail = exc.reason
-        print(f"error: {exc.code}: {detail}", file=sys.stderr)
+        reply = client.post("/grades", {k: v for k, v in body.items() if v is not None})
+    finally:
+        client.close()
+    if not reply.ok:
+        prefix = "" if reply.status == 0 else f"{reply.status}: "
+        print(f"error: {prefix}{reply.detail()}", file=sys.stderr)
         return 1
-    except urllib.error.URLError as exc:
-        print(f"error: cannot reach {url}: {exc.reason}", file=sys.stderr)
-        return 1
+    receipt = reply.body
     verdict = "success" if receipt["success"] else "fail"
     runs = ", ".join(receipt["run_ids"]) or "none stored yet; it applies when the run arrives"
     print(f"graded {receipt['agent']} run {receipt['run_key']}: {verdict} (runs: {runs})")

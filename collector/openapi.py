@@ -29,6 +29,7 @@ def render() -> str:
         unused,
         weights=unused,
         grades=unused,
+        plans=unused,
         agent_writes=unused,
         certificate_reads=unused,
         certificates=unused,

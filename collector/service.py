@@ -34,6 +34,7 @@ from collector.receivers.limits import ACCEPT_BATCH, DoorLimits, fit_descriptors
 from collector.runs.fresh import RunCommitHook
 from collector.runs.grades import GradeDesk
 from collector.runs.maintenance import Maintenance
+from collector.runs.plans import PlanDesk
 from collector.runs.queue import TraceQueue
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
@@ -70,6 +71,7 @@ class Service:
     read: ReadSide
     decoder: Decoder
     grades: GradeDesk
+    plans: PlanDesk
     limits: DoorLimits
     agent_gauges: AgentGauges
     signing_key: KeyFile | None = None  # None: certificates answer 503 (docs/certificates.md)
@@ -97,6 +99,7 @@ class Service:
             self.keys,
             weights=self.read.weights,
             grades=self.grades,
+            plans=self.plans,
             agent_writes=self.read.agent_writes,
             certificate_reads=self.read.certificate_reads,
             certificates=self.read.certificates,
@@ -261,6 +264,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         read=read,
         decoder=decoder,
         grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
+        plans=PlanDesk(writer, clock),
         limits=door_limits,
         agent_gauges=AgentGauges(
             db,

@@ -63,6 +63,18 @@ def expected_text(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+Search = Callable[[str, str], bool]  # (pattern, text) -> does it match somewhere?
+
+
+def python_search(pattern: str, text: str) -> bool:
+    """SCREEN.md section 2's `regex`: `re.search`, no flags. A pattern that does not
+    compile does not match (suites compile their patterns before screening)."""
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
 def grade(
     grader: str,
     output: str | None,
@@ -70,12 +82,16 @@ def grade(
     error_class: str,
     *,
     has_expected: bool = True,
+    search: Search = python_search,
 ) -> Grade:
     """Grade one dispatch; a dispatch that did not end with error class `none` fails, score 0.
 
     `output` None (no answer) grades as empty text. A grader other than
     `completion` without an answer key fails: suites reject that case, so
     it only reaches here from a caller that skipped the suite checks.
+    `search` does the `regex` grader's search: the screener passes one that
+    runs Python's `re` bounded in time (collector/screening/regex_search.py);
+    whatever it raises, this raises.
     Raises ValueError for a grader name not in GRADERS (a programming error).
     """
     if grader not in GRADERS:
@@ -89,6 +105,8 @@ def grade(
     text = output if output is not None else ""
     if grader == "json":
         return _pass_or_fail(_json_matches(text, expected))
+    if grader == "regex":
+        return _pass_or_fail(search(expected_text(expected), text))
     return _TEXT_GRADERS[grader](text, expected_text(expected))
 
 
@@ -123,19 +141,11 @@ def _fuzzy(output: str, expected: str) -> Grade:
     return by_words
 
 
-def _regex(output: str, expected: str) -> Grade:
-    try:
-        return _pass_or_fail(re.search(expected, output) is not None)
-    except re.error:  # suites compile their patterns; a caller that did not gets a failure
-        return _FAILED
-
-
 _TEXT_GRADERS: Final[dict[str, Callable[[str, str], Grade]]] = {
     "exact": _exact,
     "contains": _contains,
     "words": _words,
     "fuzzy": _fuzzy,
-    "regex": _regex,
 }
 
 

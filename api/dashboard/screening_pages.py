@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 
 from api.dashboard.charts import AXES, radar_shape
@@ -70,11 +70,16 @@ def siblings_of(agent_id: str, info: ScreeningInfo, every: list[ScreeningInfo]) 
     for other in every:
         if other.suite_digest != info.suite_digest or other.screening_id == info.screening_id:
             continue
-        older, newer = sorted((other, info), key=lambda s: (s.first_run_at, s.screening_id))
+        older, newer = sorted((other, info), key=lambda s: (_started(s), s.screening_id))
         query = {"base_screening": older.screening_id, "head_screening": newer.screening_id}
         href = f"/agents/{agent_id}/compare?{urlencode(query)}"
         found.append(Sibling(screening_views.screening_item(other), href))
     return found
+
+
+def _started(info: ScreeningInfo) -> float:
+    """When a screening started: its first run, else (none yet) when it was planned."""
+    return info.first_run_at if info.first_run_at is not None else info.planned_at or 0.0
 
 
 @router.get("/agents/{agent_id}/screenings", response_class=HTMLResponse)
@@ -94,24 +99,33 @@ def screenings_page(agent_id: str, store: StoreDep, cursor: Cursor = None) -> HT
     )
 
 
-@router.get("/agents/{agent_id}/screenings/{screening_id}", response_class=HTMLResponse)
+@router.get("/agents/{agent_id}/screenings/{screening_id:path}", response_class=HTMLResponse)
 def screening_page(
     agent_id: str,
-    screening_id: Annotated[str, Path(max_length=64)],
+    screening_id: str,
     store: StoreDep,
     caller: CallerDep,
     number: Annotated[int, Query(alias="page", ge=1, le=100_000)] = 1,
 ) -> HTMLResponse:
-    """The grid of tasks by rounds, pass^k, the radar and the compares with its siblings."""
+    """The grid of tasks by rounds (a planned dispatch without a run is an empty cell),
+    pass^k, the radar and the compares with its siblings. The id is the rest of the path,
+    percent-decoded: any id a grader's runs named opens (issue 42 item 16)."""
     agent = agent_views.find_agent(store, agent_id)
     info, screened = screening_views.screening_view(store, agent, screening_id, caller)
-    detail = screening_views.screening_detail(info, screened)
-    rounds = info.rounds or 0
+    planned = store.planned_tasks(agent.id, screening_id)
+    detail = screening_views.screening_detail(info, screened, planned)
+    rounds = screening_views.shown_rounds(info)
     size = tasks_per_page(rounds)
     by_task = screening_views.tasks_by_id(screened)
     shown = detail.tasks[(number - 1) * size : number * size]
     rows = [
-        (task, [cell_of(run) for run in screening_views.by_round(by_task[task.task_id], rounds)])
+        (
+            task,
+            [
+                cell_of(run)
+                for run in screening_views.by_round(by_task.get(task.task_id, []), rounds)
+            ],
+        )
         for task in shown
     ]
     values = {axis: getattr(detail.radar, axis) for axis in AXES}

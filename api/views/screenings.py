@@ -1,21 +1,26 @@
-"""An agent's screenings, and what one found, task by task.
+"""An agent's screenings, what one found, task by task, and the plans screeners record.
 
 A screening is the runs whose root named one `badge.screening.id`
 (docs/screening.md). Its page is judged on every run it made: the radar and
 pass^k take all of its terminal runs, not the latest 100, since the rounds
-of a screening are one experiment.
+of a screening are one experiment. A screening whose screener recorded its
+plan also lists the planned tasks that have no run yet, and says whether it
+is complete.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 import scoring
-from api.auth import Caller
-from api.ports import AgentInfo, ReadStore, ScreenedRun, ScreeningInfo
-from api.problems import NotFound
+from api.auth import GRADER, Caller
+from api.ports import AgentInfo, PlanInput, PlanStore, ReadStore, ScreenedRun, ScreeningInfo
+from api.problems import KeyRequired, NotFound, NotYours
 from api.render import decode_cursor, encode_cursor, rfc3339
 from api.screening_schemas import (
+    MissingRounds,
+    PlanAccepted,
     ScreeningDetail,
     ScreeningItem,
     ScreeningList,
@@ -52,7 +57,7 @@ def screening(
     Error classes beyond the fixed list read `other` without the owner's key."""
     agent = find_agent(store, agent_id)
     info, screened = screening_view(store, agent, screening_id, caller)
-    return screening_detail(info, screened)
+    return screening_detail(info, screened, store.planned_tasks(agent.id, screening_id))
 
 
 def screening_view(
@@ -70,14 +75,22 @@ def screening_view(
     return info, screened
 
 
-def screening_detail(info: ScreeningInfo, screened: list[ScreenedRun]) -> ScreeningDetail:
-    """The document of GET .../screenings/{screening_id} from its runs."""
+def shown_rounds(info: ScreeningInfo) -> int:
+    """The rounds a screening's table has: its runs' highest, or its plan's when more."""
+    return max(info.rounds or 0, info.planned_rounds or 0)
+
+
+def screening_detail(
+    info: ScreeningInfo, screened: list[ScreenedRun], planned: Sequence[str] = ()
+) -> ScreeningDetail:
+    """The document of GET .../screenings/{screening_id} from its runs; the planned
+    tasks without a run are rows with no outcome."""
     records = [run.record for run in screened]
     repeat = scoring.pass_k(records)
     radar = scoring.radar(records, cohort_size=None)
     return ScreeningDetail(
         **screening_item(info).model_dump(),
-        tasks=screening_tasks(screened, info.rounds or 0),
+        tasks=screening_tasks(screened, shown_rounds(info), planned),
         pass_1=repeat.pass_1,
         pass_3=repeat.pass_3,
         pass_5=repeat.pass_5,
@@ -103,18 +116,27 @@ def screening_item(info: ScreeningInfo) -> ScreeningItem:
         total_runs=info.total_runs,
         completed_runs=info.completed_runs,
         successful_runs=info.successful_runs,
-        first_run_at=rfc3339(info.first_run_at) or "",
-        last_run_at=rfc3339(info.last_run_at) or "",
+        first_run_at=rfc3339(info.first_run_at),
+        last_run_at=rfc3339(info.last_run_at),
         composite_score=info.composite.composite_score if info.composite else None,
+        planned_rounds=info.planned_rounds,
+        planned_tasks=info.planned_tasks,
+        planned_runs=info.planned_runs,
+        stored_runs=info.stored_runs,
+        complete=info.complete,
+        planned_at=rfc3339(info.planned_at),
     )
 
 
-def screening_tasks(screened: list[ScreenedRun], rounds: int) -> list[ScreeningTask]:
-    """Per task: its runs, their outcomes by round (`by_round`), error classes and medians."""
+def screening_tasks(
+    screened: list[ScreenedRun], rounds: int, planned: Sequence[str] = ()
+) -> list[ScreeningTask]:
+    """Per task (a planned one without a run too): its runs, their outcomes by round
+    (`by_round`), error classes and medians."""
     by_task = tasks_by_id(screened)
     tasks = []
-    for task_id in sorted(by_task):
-        members = by_task[task_id]
+    for task_id in sorted(by_task.keys() | set(planned)):
+        members = by_task.get(task_id, [])
         outcomes = [None if r is None else r.record.success for r in by_round(members, rounds)]
         known = [r.record.success for r in members if r.record.success is not None]
         latencies = [r.record.latency_ms for r in members if r.record.latency_ms is not None]
@@ -155,3 +177,26 @@ def tasks_by_id(screened: list[ScreenedRun]) -> dict[str, list[ScreenedRun]]:
         if run.record.task_id is not None:
             by_task[run.record.task_id].append(run)
     return by_task
+
+
+def record_plan(plans: PlanStore, caller: Caller, plan: PlanInput) -> PlanAccepted:
+    """A screener's plan, stored under a grader key's owner before it dispatches: only a
+    grader's screening counts as verified, and an agent may not plan its own."""
+    if caller.owner is None:
+        raise KeyRequired("a grader key is required")
+    if caller.role != GRADER:
+        raise NotYours("only a key with the grader role may record a screening's plan")
+    receipt = plans.register_plan(caller.owner, plan)
+    return PlanAccepted(
+        agent=plan.agent,
+        agent_id=receipt.agent_id,
+        screening_id=plan.screening_id,
+        created=receipt.created,
+        planned_runs=receipt.planned_runs,
+        stored_runs=receipt.stored_runs,
+        missing=[
+            MissingRounds(task_id=task, rounds=list(receipt.missing[task]))
+            for task in plan.tasks
+            if task in receipt.missing
+        ],
+    )

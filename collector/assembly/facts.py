@@ -59,9 +59,14 @@ def as_int(value: Any) -> int | None:
     if value is None or isinstance(value, bool):
         return None
     try:
-        number = int(float(value))
-    except (TypeError, ValueError, OverflowError):  # not a number, NaN, infinite
-        return None
+        # An integer (or integer text) as it is: through a float, 2^63-1 became 2^63
+        # and fell outside the range (issue 37 item 13).
+        number = value if isinstance(value, int) else int(value)
+    except (TypeError, ValueError):
+        try:
+            number = int(float(value))  # "12.0", 12.5
+        except (TypeError, ValueError, OverflowError):  # not a number, NaN, infinite
+            return None
     return number if -MAX_COUNT <= number <= MAX_COUNT else None
 
 

@@ -69,7 +69,9 @@ def read_http_answer(status: int, body: bytes, *, too_big: bool) -> Answer:
             detail=f"body over {MAX_BODY_BYTES} bytes",
         )
     try:
-        document = json.loads(body)
+        # An integer past Python's 4,300-digit limit is valid JSON but no count:
+        # read as None, so one such field does not make the answer "not JSON".
+        document = json.loads(body, parse_int=_int_or_none)
     except (ValueError, RecursionError):
         return Answer("bad_response_shape", http_status=status, body=text, detail="not JSON")
     return read_document(document, http_status=status, body=text)
@@ -111,6 +113,13 @@ def raised(exc: BaseException) -> Answer:
     trace = "".join(traceback.format_exception(exc))
     kind = type(exc).__qualname__
     return Answer("exception", detail=str(exc), exception_type=kind, stacktrace=trace)
+
+
+def _int_or_none(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def _count(value: object) -> int | None:

@@ -1,13 +1,13 @@
 """The `screen` subcommand's flags (SCREEN.md section 6), wired into the CLI by collector.cli.
 
 Only argparse here: building the CLI's parser must not import httpx, the
-OpenTelemetry SDK and rich for every other command. `run_screen` imports
-the screening when it runs.
+OpenTelemetry SDK and rich for every other command. The CLI runs the
+command through `collector.screening.session.run`, which imports this
+module (for the default URL) and never the other way round.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +27,18 @@ def add_screen_command(sub: Any) -> None:
     p.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
     p.add_argument("--url", default=None, help=f"the collector (BADGE_URL, else {DEFAULT_URL})")
     p.add_argument("--key", default=None, help="ingest key, a grader key to verify (BADGE_KEY)")
-    p.add_argument("--settle", type=float, default=10.0, help="seconds to wait for late spans")
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="seconds to wait for late spans; a collector outage is ridden out as long (>= 10)",
+    )
     p.add_argument("--screening-id", default=None, help="default: <UTC time>-<6 hex>")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the screening --screening-id names: dispatch only what has no run",
+    )
     p.add_argument("--baseline", default=None, help="compare this version with the screening")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if it regressed")
     p.add_argument("--json", action="store_true", help="print the screening's JSON document")
-
-
-def run_screen(args: argparse.Namespace) -> int:
-    """0 done; 1 regression (with --fail-on-regression); 2 refused before dispatching."""
-    from collector.screening.session import run
-
-    return run(args)

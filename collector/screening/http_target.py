@@ -62,9 +62,14 @@ class HttpTarget:
         self._baggage = f"badge.screening.id={baggage_value(screening_id)}"
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self._client = httpx.AsyncClient(limits=limits, transport=transport)
+        # For the one retry of a stale kept-alive connection: never a kept one.
+        self._fresh = httpx.AsyncClient(
+            limits=httpx.Limits(max_keepalive_connections=0), transport=transport
+        )
 
     async def close(self) -> None:
         await self._client.aclose()
+        await self._fresh.aclose()
 
     async def dispatch(self, dispatch: Dispatch, root: Span) -> Answer:
         """POST the task; the answer's error class by the table's order, never an exception."""
@@ -76,10 +81,14 @@ class HttpTarget:
             f"badge.run.id={baggage_value(dispatch.run_key)}",
         }
         limit = dispatch.task.timeout_s
+        body = dispatch.body.encode()
         try:
             # One deadline from connect to last byte; httpx's own timeouts only back it up.
             async with asyncio.timeout(limit):
-                return await self._exchange(dispatch.body.encode(), headers, limit)
+                try:
+                    return await self._exchange(self._client, body, headers, limit)
+                except StaleConnection:
+                    return await self._exchange(self._fresh, body, headers, limit)
         except (TimeoutError, httpx.TimeoutException):
             return failed("timeout", f"no complete answer within {limit:g} s")
         except httpx.HTTPError as exc:
@@ -87,17 +96,69 @@ class HttpTarget:
         except Exception as exc:  # a bad answer never crashes the screener
             return failed("connection_error", f"{type(exc).__name__}: {exc}")
 
-    async def _exchange(self, body: bytes, headers: dict[str, str], limit: float) -> Answer:
-        stream = self._client.stream(
-            "POST", self.url, content=body, headers=headers, timeout=httpx.Timeout(limit)
+    async def _exchange(
+        self, client: httpx.AsyncClient, body: bytes, headers: dict[str, str], limit: float
+    ) -> Answer:
+        """One POST; StaleConnection when a kept-alive connection broke before any byte
+        of the answer (issue 37 item 13): the agent closed it after its last answer,
+        without `Connection: close`, and the close crossed this request. That is not the
+        agent's failure; the same failure on a new connection is."""
+        seen = _Connection()
+        stream = client.stream(
+            "POST",
+            self.url,
+            content=body,
+            headers=headers,
+            timeout=httpx.Timeout(limit),
+            extensions={"trace": seen.trace},
         )
-        async with stream as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:  # stop reading: what is past 1 MiB is not looked at
-                    chunks.append(chunk[: len(chunk) - (size - MAX_BODY_BYTES)])
-                    return read_http_answer(response.status_code, b"".join(chunks), too_big=True)
-                chunks.append(chunk)
-            return read_http_answer(response.status_code, b"".join(chunks), too_big=False)
+        try:
+            async with stream as response:
+                return await _read(response)
+        except httpx.TransportError as exc:
+            if (
+                seen.reused
+                and seen.broke_before_answer
+                and not isinstance(exc, httpx.TimeoutException)
+            ):
+                raise StaleConnection from exc
+            raise
+
+
+class StaleConnection(Exception):
+    """A reused connection broke before the answer began: try once on a new one."""
+
+
+class _Connection:
+    """What httpcore's trace extension tells of one request's connection."""
+
+    _BEFORE_ANSWER = frozenset(
+        {
+            "http11.send_request_headers.failed",
+            "http11.send_request_body.failed",
+            "http11.receive_response_headers.failed",
+        }
+    )
+
+    def __init__(self) -> None:
+        self.reused = True
+        self.broke_before_answer = False
+
+    async def trace(self, event: str, info: dict[str, object]) -> None:
+        if event == "connection.connect_tcp.started":
+            self.reused = False
+        elif event in self._BEFORE_ANSWER:
+            self.broke_before_answer = True
+
+
+async def _read(response: httpx.Response) -> Answer:
+    """The answer, streamed and cut at 1 MiB: what is past it is not looked at."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            chunks.append(chunk[: len(chunk) - (size - MAX_BODY_BYTES)])
+            return read_http_answer(response.status_code, b"".join(chunks), too_big=True)
+        chunks.append(chunk)
+    return read_http_answer(response.status_code, b"".join(chunks), too_big=False)

@@ -37,6 +37,7 @@ class Options:
     key: str | None
     settle: float
     screening_id: str
+    resume: bool
     baseline: str | None
     fail_on_regression: bool
     json: bool
@@ -72,6 +73,8 @@ def check_options(args: argparse.Namespace) -> Options | str:
         return f"--concurrency must be at least 1, got {args.concurrency}"
     if not args.settle >= 0:
         return f"--settle must be 0 or more seconds, got {args.settle}"
+    if args.resume and args.screening_id is None:
+        return "--resume needs the --screening-id of the screening to continue"
     screening_id = args.screening_id or new_screening_id()
     if not SCREENING_ID.match(screening_id):
         return f"--screening-id {screening_id!r} must match [A-Za-z0-9._:-]{{1,64}}"
@@ -100,6 +103,7 @@ def check_options(args: argparse.Namespace) -> Options | str:
         key=args.key,
         settle=args.settle,
         screening_id=screening_id,
+        resume=args.resume,
         baseline=args.baseline,
         fail_on_regression=args.fail_on_regression,
         json=args.json,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
@@ -18,6 +18,7 @@ from typing import Final
 from collector.screening.suite import Suite, Task
 
 SCREENING_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z")  # SCREEN.md section 6
+Todo = Mapping[str, frozenset[int]]  # task id -> the rounds still to dispatch (--resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +49,15 @@ def new_screening_id(now: datetime | None = None) -> str:
     return f"{at:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def round_dispatches(screening: Screening, round_number: int) -> Iterator[Dispatch]:
-    """A round's dispatches in suite order, built as they are taken (10,000 tasks stay lazy)."""
+def round_dispatches(
+    screening: Screening, round_number: int, todo: Todo | None = None
+) -> Iterator[Dispatch]:
+    """A round's dispatches in suite order, built as they are taken (10,000 tasks stay lazy);
+    with `todo`, only the tasks it names for this round (a resumed screening)."""
     send_expected = screening.suite.send_expected
     for task in screening.suite.tasks:
+        if todo is not None and round_number not in todo.get(task.id, ()):
+            continue
         payload: dict[str, object] = {
             "task_id": task.id,
             "prompt": task.prompt,
@@ -68,3 +74,10 @@ def round_dispatches(screening: Screening, round_number: int) -> Iterator[Dispat
             payload=payload,
             body=json.dumps(payload, ensure_ascii=False),
         )
+
+
+def todo_count(screening: Screening, todo: Todo | None) -> int:
+    """How many dispatches a screening (or what is left of it) makes."""
+    if todo is None:
+        return len(screening.suite.tasks) * screening.rounds
+    return sum(len(rounds) for rounds in todo.values())

@@ -1,7 +1,8 @@
 """The `badge.run` root spans a screening records (SCREEN.md section 4), exported over OTLP.
 
 The screener records its runs the way any agent would, through the real
-OpenTelemetry SDK and its OTLP/HTTP exporter with the key it was given, so
+OpenTelemetry SDK and OTLP/HTTP with the key it was given (the exporter is
+`export.RetryingExporter`: it rides out a collector's outage), so
 the collector reads a screened run by the rules of every other run (RUNS.md)
 and an agent's own spans, sent under the same trace, join it. Texts are cut
 at the collector's value limit here, because a longer value would only be
@@ -11,23 +12,18 @@ server side.
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Sequence
-
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from collector.screening.answers import Answer
+from collector.screening.export import RetryingExporter
 from collector.screening.plan import Dispatch, Screening
 from scoring.graders import Grade, expected_text
 
 VALUE_LIMIT_BYTES = 16 * 1024  # the collector's string limit (docs/otlp.md "Limits")
-log = logging.getLogger(__name__)
 
 
 def cut(text: str, limit: int = VALUE_LIMIT_BYTES) -> str:
@@ -40,29 +36,6 @@ def cut(text: str, limit: int = VALUE_LIMIT_BYTES) -> str:
     return data[:limit].decode("utf-8", errors="ignore")
 
 
-class DeliveryCount(SpanExporter):
-    """The OTLP exporter, counting the spans it could not deliver, so the command can say so."""
-
-    def __init__(self, inner: SpanExporter) -> None:
-        self.inner = inner
-        self.exported = 0
-        self.lost = 0
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        result = self.inner.export(spans)
-        if result is SpanExportResult.SUCCESS:
-            self.exported += len(spans)
-        else:
-            self.lost += len(spans)
-        return result
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return self.inner.force_flush(timeout_millis)
-
-
 class Recorder:
     """One screening's tracer provider: its resource names the agent, its exporter the key."""
 
@@ -72,7 +45,8 @@ class Recorder:
         collector_url: str,
         key: str | None,
         *,
-        exporter: SpanExporter | None = None,
+        retry_s: float,
+        dispatches: int,
     ) -> None:
         self.screening = screening
         attributes: dict[str, str] = {
@@ -82,13 +56,14 @@ class Recorder:
         if screening.version is not None:
             attributes["service.version"] = screening.version
         headers = {"authorization": f"Bearer {key}"} if key else {}
-        inner = exporter or OTLPSpanExporter(
-            endpoint=f"{collector_url.rstrip('/')}/v1/traces", headers=headers, timeout=30
+        self.delivery = RetryingExporter(
+            f"{collector_url.rstrip('/')}/v1/traces", headers, retry_s=retry_s
         )
-        self.delivery = DeliveryCount(inner)
         self.provider = TracerProvider(resource=Resource.create(attributes))
-        # A queue that holds every root of a round (SDK default 2,048 would drop past it).
-        queue = max(2048, 2 * len(screening.suite.tasks) * min(screening.rounds, 4))
+        # Room for every root (and a Python target's spans) while an outage holds the
+        # exports back: the SDK's default 2,048 drops past it, and a deque takes
+        # memory only for what it holds.
+        queue = max(2048, 4 * dispatches)
         self.provider.add_span_processor(
             BatchSpanProcessor(
                 self.delivery,
@@ -174,11 +149,9 @@ class Recorder:
         span.add_event("badge.response", response, timestamp=end_ns)
         span.end(end_time=end_ns)
 
-    def close(self, timeout_s: float = 30.0) -> DeliveryCount:
-        """Flush every root to the collector and stop; the counts say what was delivered."""
-        deadline = time.monotonic() + timeout_s
-        if not self.provider.force_flush(int(timeout_s * 1000)):
-            log.warning("the screening's spans were not all flushed in %.0f s", timeout_s)
-        if time.monotonic() < deadline:
-            self.provider.shutdown()
+    def close(self) -> RetryingExporter:
+        """Flush every root to the collector (retried through an outage for the exporter's
+        `retry_s`) and stop; the exporter's counts say what was delivered."""
+        self.provider.force_flush()
+        self.provider.shutdown()
         return self.delivery

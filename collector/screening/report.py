@@ -3,8 +3,9 @@
 Per task: passes over runs, one cell per round (pass, fail, or the error
 class the screener saw), error classes, latency p50 and steps p50; then
 the screening's composite, radar and pass^k as the collector computed
-them. The gate asks the collector's compare, so a release is gated by
-the same test as `badge-collector compare` and the dashboard.
+them, and whether every planned run is stored. The gate asks the
+collector's compare, so a release is gated by the same test as
+`badge-collector compare` and the dashboard.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from collector.screening.client import CollectorClient
+from collector.api_client import ApiClient, segment
 from collector.screening.document import RADAR_AXES
 from collector.screening.screener import Outcome
 
@@ -33,6 +34,7 @@ def print_table(document: dict[str, Any], outcomes: list[Outcome], out: TextIO) 
     """The per-task table, then the screening's scores."""
     seen = {(o.task_id, o.round): o.error_class for o in outcomes}
     rows = document["tasks"]
+    rounds = max(document["rounds"] or 0, document.get("planned_rounds") or 0)
     width = max([len("task")] + [len(str(t["task_id"])) for t in rows])
     width = min(width, 40)
     print(
@@ -41,7 +43,7 @@ def print_table(document: dict[str, Any], outcomes: list[Outcome], out: TextIO) 
         file=out,
     )
     print(
-        f"{'task':<{width}}  {'passed':>7}  {'rounds':<{6 * document['rounds']}}  "
+        f"{'task':<{width}}  {'passed':>7}  {'rounds':<{6 * rounds}}  "
         f"{'p50 ms':>9}  {'steps':>5}  errors",
         file=out,
     )
@@ -56,7 +58,7 @@ def print_table(document: dict[str, Any], outcomes: list[Outcome], out: TextIO) 
         print(
             f"{str(task['task_id'])[:width]:<{width}}  "
             f"{task['successes']:>3}/{task['runs']:<3}  "
-            f"{' '.join(f'{c:<5}' for c in cells):<{6 * document['rounds']}}  "
+            f"{' '.join(f'{c:<5}' for c in cells):<{6 * rounds}}  "
             f"{_num(task['latency_p50_ms'], 1):>9}  {_num(task['steps_p50'], 1):>5}  "
             f"{classes or '-'}",
             file=out,
@@ -66,6 +68,8 @@ def print_table(document: dict[str, Any], outcomes: list[Outcome], out: TextIO) 
         f"successful {document['successful_runs']}",
         file=out,
     )
+    if document.get("complete") is False:
+        print(f"INCOMPLETE: {stored_of_planned(document)}", file=out)
     print(
         f"composite {_num(document['composite_score'])}   pass^1 {_num(document['pass_1'], 3)}"
         f"  pass^3 {_num(document['pass_3'], 3)}  pass^5 {_num(document['pass_5'], 3)}",
@@ -79,6 +83,14 @@ def print_table(document: dict[str, Any], outcomes: list[Outcome], out: TextIO) 
         print(f"  {axis:<16} {bar.ljust(BAR_WIDTH, '·')} {_num(value, 1):>6}", file=out)
 
 
+def stored_of_planned(document: dict[str, Any]) -> str:
+    """`3 of 20 planned runs are stored (4 tasks x 5 rounds)`."""
+    return (
+        f"{document['stored_runs']} of {document['planned_runs']} planned runs are stored "
+        f"({document['planned_tasks']} tasks x {document['planned_rounds']} rounds)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The gate's answer: `regressed` None when the comparison could not be made."""
@@ -87,32 +99,15 @@ class Verdict:
     lines: tuple[str, ...]
 
 
-def compare(
-    client: CollectorClient,
-    agent_id: str,
-    baseline: str,
-    screening_id: str,
-    version: str | None,
-) -> Verdict:
-    """Baseline version against this screening: `head_screening` when the collector takes it,
-    else `head=<--version>` (every run of that version, this screening's included)."""
-    path = f"/agents/{agent_id}/compare"
-    notes: list[str] = []
-    if client.accepts("/agents/{agent_id}/compare", "head_screening"):
-        reply = client.get(path, base=baseline, head_screening=screening_id)
-    elif version is not None:
-        notes.append(
-            f"note: this collector's compare has no head_screening; comparing {baseline} "
-            f"with version {version} (all its runs)"
-        )
-        reply = client.get(path, base=baseline, head=version)
-    else:
-        return Verdict(None, ("error: this collector's compare needs --version to gate on",))
+def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) -> Verdict:
+    """The baseline version against this screening's runs (`head_screening`)."""
+    reply = client.get(
+        f"/agents/{segment(agent_id)}/compare", base=baseline, head_screening=screening_id
+    )
     if not reply.ok:
-        return Verdict(None, (*notes, f"error: compare failed: {reply.detail()}"))
+        return Verdict(None, (f"error: compare failed: {reply.detail()}",))
     body = reply.body
     lines = [
-        *notes,
         f"compared with {baseline}: composite "
         f"{_num(body['composite']['base'])} -> {_num(body['composite']['head'])}",
     ]

@@ -22,9 +22,9 @@ from typing import Protocol
 from opentelemetry.trace import Span
 
 from collector.screening.answers import Answer, failed
-from collector.screening.plan import Dispatch, Screening, round_dispatches
+from collector.screening.grading import Grading
+from collector.screening.plan import Dispatch, Screening, Todo, round_dispatches
 from collector.screening.recorder import Recorder
-from scoring.graders import grade
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,8 @@ class Progress(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One dispatch as the screener saw it; `trace_id` (hex) finds its run in the collector."""
+    """One dispatch as the screener saw it; `trace_id` (hex) finds its run in the collector.
+    `note` says why its grade is not the grader's own verdict (a regex search that gave up)."""
 
     task_id: str
     round: int
@@ -56,72 +57,68 @@ class Outcome:
     score: float
     latency_ms: float
     trace_id: str
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatcher:
+    """What every dispatch of a screening goes through: where to, how recorded and graded.
+    `url` is the target's url.full (None for a Python target)."""
+
+    target: Target
+    url: str | None
+    recorder: Recorder
+    grading: Grading
+    progress: Progress
 
 
 async def screen(
-    screening: Screening,
-    target: Target,
-    url: str | None,
-    recorder: Recorder,
-    concurrency: int,
-    progress: Progress,
+    screening: Screening, dispatcher: Dispatcher, concurrency: int, todo: Todo | None = None
 ) -> list[Outcome]:
-    """Every round of the suite through `target`; the outcomes in the order they ended."""
+    """Every round of the suite (with `todo`, only what it names); the outcomes in the order
+    they ended. A round with nothing to do is skipped."""
     outcomes: list[Outcome] = []
     workers = max(1, min(concurrency, len(screening.suite.tasks)))
     for round_number in range(1, screening.rounds + 1):
-        pending = round_dispatches(screening, round_number)
+        if todo is not None and not any(round_number in rounds for rounds in todo.values()):
+            continue
+        pending = round_dispatches(screening, round_number, todo)
         ended: list[Outcome] = []
-        await asyncio.gather(
-            *(_work(pending, target, url, recorder, ended, progress) for _ in range(workers))
-        )
-        progress.round_ended(round_number, ended)
+        await asyncio.gather(*(_work(pending, dispatcher, ended) for _ in range(workers)))
+        dispatcher.progress.round_ended(round_number, ended)
         outcomes.extend(ended)
     return outcomes
 
 
-async def _work(
-    pending: Iterator[Dispatch],
-    target: Target,
-    url: str | None,
-    recorder: Recorder,
-    ended: list[Outcome],
-    progress: Progress,
-) -> None:
+async def _work(pending: Iterator[Dispatch], dispatcher: Dispatcher, ended: list[Outcome]) -> None:
     # One shared iterator: whichever worker is free takes the next task in suite order.
     for dispatch in pending:
-        outcome = await dispatch_one(dispatch, target, url, recorder)
+        outcome = await dispatch_one(dispatch, dispatcher)
         ended.append(outcome)
-        progress.finished(outcome)
+        dispatcher.progress.finished(outcome)
 
 
-async def dispatch_one(
-    dispatch: Dispatch, target: Target, url: str | None, recorder: Recorder
-) -> Outcome:
+async def dispatch_one(dispatch: Dispatch, dispatcher: Dispatcher) -> Outcome:
     """One trace: root, request, answer, grade, root's end."""
+    recorder = dispatcher.recorder
     start_ns = time.time_ns()
-    root = recorder.start(dispatch, url, start_ns)
+    root = recorder.start(dispatch, dispatcher.url, start_ns)
     try:
-        answer = await target.dispatch(dispatch, root)
+        answer = await dispatcher.target.dispatch(dispatch, root)
     except Exception as exc:  # a bug of ours: recorded, logged, and the screening goes on
         log.exception("dispatch of %s failed inside the screener", dispatch.run_key)
         answer = failed("exception", f"screener error: {exc!r}")
     end_ns = time.time_ns()
     task = dispatch.task
-    graded = grade(
-        task.grader,
-        answer.output,
-        task.expected_output,
-        answer.error_class,
-        has_expected=task.has_expected,
-    )
-    recorder.finish(root, answer, graded, end_ns)
+    graded = await dispatcher.grading.grade(task, answer)
+    recorder.finish(root, answer, graded.grade, end_ns)
     return Outcome(
         task_id=task.id,
         round=dispatch.round,
         error_class=answer.error_class,
-        passed=graded.passed,
-        score=graded.score,
+        passed=graded.grade.passed,
+        score=graded.grade.score,
         latency_ms=(end_ns - start_ns) / 1e6,
         trace_id=f"{root.get_span_context().trace_id:032x}",
+        note=graded.note,
     )

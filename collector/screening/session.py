@@ -1,68 +1,82 @@
 """One `badge-collector screen`: the checks before dispatching, the screening, its exit codes.
 
-Exit 2 (usage, suite, target, unreachable collector, refused key) is only
-ever returned before the first dispatch: whatever is wrong that can be
-known up front is found up front, so a failed start records no half
-screening. After that the screening always ends with its table; 1 means
-the regression gate closed (SCREEN.md section 6).
+Whatever is wrong that can be known up front is found up front (usage,
+suite, target, unreachable collector, refused key, a screening id in use)
+and exits 2 with nothing dispatched. Then the screener records its plan
+with the collector (a grader key), so that the screening shows itself
+incomplete until every dispatch has its run, even if this process is
+killed; with `--resume` the collector answers what is missing and only
+that is dispatched. After the dispatches: 2 again when any run did not
+reach the collector (docs/screening.md "Exit codes"), else 1 when the
+regression gate closed, else 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
-import time
 from importlib import metadata
-from typing import Any
 
-from collector.screening.client import CollectorClient
+from collector.api_client import ApiClient
 from collector.screening.command import DEFAULT_URL
-from collector.screening.document import fetch_document, wait_for_runs
+from collector.screening.finish import finish
+from collector.screening.grading import Grading
 from collector.screening.http_target import HttpTarget
 from collector.screening.options import Options, check_options
-from collector.screening.plan import Screening
+from collector.screening.plan import Screening, Todo, todo_count
+from collector.screening.plans import PlanRefused, register
 from collector.screening.progress import progress_for
 from collector.screening.python_target import PythonTarget, TargetError, load_callable
 from collector.screening.recorder import Recorder
-from collector.screening.report import compare, print_table
-from collector.screening.screener import Outcome, Target, screen
+from collector.screening.screener import Dispatcher, Outcome, Target, screen
 from collector.screening.suite import SuiteError, load_suite
 
-RUNS_WAIT_S = 10.0  # after --settle: how long to wait for runs still being assembled
 
-
-def _say(message: str) -> None:
+def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    """0 done; 1 regression (with --fail-on-regression); 2 refused before dispatching."""
+    """0 done; 1 regression (with --fail-on-regression); 2 refused before dispatching,
+    or a screening that is incomplete at the end."""
     options = check_options(args)
     if isinstance(options, str):
-        _say(f"error: {options}")
+        say(f"error: {options}")
         return 2
     try:
         suite = load_suite(options.suite)
     except SuiteError as exc:
-        _say(f"error: suite {exc}")
+        say(f"error: suite {exc}")
         return 2
     target: Target
     if options.target is not None:
         try:
             target = PythonTarget(load_callable(options.target))
         except TargetError as exc:
-            _say(f"error: {exc}")
+            say(f"error: {exc}")
             return 2
     url = options.collector_url or os.environ.get("BADGE_URL") or DEFAULT_URL
     key = options.key or os.environ.get("BADGE_KEY") or None
-    client = CollectorClient(url, key)
+    screening = Screening(
+        options.screening_id,
+        options.agent,
+        options.version,
+        suite,
+        options.rounds or suite.rounds,
+    )
+    # Reads and the plan ride out a collector's fault as the exports do.
+    client = ApiClient(url, key, retry_s=max(options.settle, 10.0))
     try:
         problem = _preflight(client, options)
         if problem is not None:
-            _say(f"error: {problem}")
+            say(f"error: {problem}")
+            return 2
+        try:
+            agent_id, todo = register(client, screening, resume=options.resume, say=say)
+        except PlanRefused as exc:
+            say(f"error: {exc}")
             return 2
         if options.endpoint is not None:
             target = HttpTarget(
@@ -72,19 +86,13 @@ def run(args: argparse.Namespace) -> int:
                 options.screening_id,
                 options.concurrency,
             )
-        screening = Screening(
-            options.screening_id,
-            options.agent,
-            options.version,
-            suite,
-            options.rounds or suite.rounds,
-        )
-        return _screen(client, screening, target, options, url, key)
+        outcomes = _dispatch(screening, target, options, url, key, todo)
+        return finish(client, screening, options, agent_id, outcomes, say)
     finally:
         client.close()
 
 
-def _preflight(client: CollectorClient, options: Options) -> str | None:
+def _preflight(client: ApiClient, options: Options) -> str | None:
     """What stops the screening before its first dispatch, or None."""
     health = client.health()
     if not health.ok:
@@ -96,7 +104,7 @@ def _preflight(client: CollectorClient, options: Options) -> str | None:
     if probe.status == 0:
         return f"the collector at {client.url} is unreachable: {probe.detail()}"
     if not probe.ok:
-        _say(f"warning: the collector answered the key check with {probe.status}")
+        say(f"warning: the collector answered the key check with {probe.status}")
     if options.baseline is not None:
         for agent_id in client.agents_named(options.agent):
             versions = client.get(f"/agents/{agent_id}/versions")
@@ -108,75 +116,59 @@ def _preflight(client: CollectorClient, options: Options) -> str | None:
     return None
 
 
-def _screen(
-    client: CollectorClient,
+def _dispatch(
     screening: Screening,
     target: Target,
     options: Options,
     url: str,
     key: str | None,
-) -> int:
-    recorder = Recorder(screening, url, key)
+    todo: Todo | None,
+) -> list[Outcome]:
+    """Every dispatch still to make, recorded and flushed to the collector."""
+    total = todo_count(screening, todo)
+    recorder = Recorder(screening, url, key, retry_s=options.settle, dispatches=total)
     if isinstance(target, PythonTarget) and not recorder.install_global():
-        _say("note: the program set its own tracer provider; the target's spans go where it says")
-    total = len(screening.suite.tasks) * screening.rounds
-    _say(
+        say("note: the program set its own tracer provider; the target's spans go where it says")
+    tasks = len(screening.suite.tasks)
+    left = "" if todo is None else f", resumed: {total} of {tasks * screening.rounds} to dispatch"
+    say(
         f"screening {screening.screening_id}: {options.agent}, suite {screening.suite.name}, "
-        f"{len(screening.suite.tasks)} tasks x {screening.rounds} rounds"
+        f"{tasks} tasks x {screening.rounds} rounds{left}"
     )
     progress = progress_for(screening.rounds, total)
-    shown_url = target.shown_url if isinstance(target, HttpTarget) else None
+    grading = Grading()
+    dispatcher = Dispatcher(
+        target=target,
+        url=target.shown_url if isinstance(target, HttpTarget) else None,
+        recorder=recorder,
+        grading=grading,
+        progress=progress,
+    )
     try:
-        outcomes = asyncio.run(
-            _dispatch_all(screening, target, shown_url, recorder, options.concurrency, progress)
-        )
+        outcomes = asyncio.run(_all(screening, dispatcher, options.concurrency, todo))
     finally:
         progress.close()
+        grading.close()
+    for outcome in outcomes:
+        if outcome.note is not None:
+            say(f"warning: task {outcome.task_id!r} round {outcome.round}: {outcome.note}")
     delivery = recorder.close()
     if delivery.lost:
-        _say(f"warning: {delivery.lost} of {total} runs' root spans did not reach the collector")
-    time.sleep(options.settle)  # the agent's own late spans (SCREEN.md section 4)
-    agent_id, runs = wait_for_runs(
-        client, options.agent, screening.screening_id, outcomes, RUNS_WAIT_S
-    )
-    if agent_id is None:
-        _say(f"error: none of the {total} runs of this screening is in the collector at {url}")
-        return 1
-    if len(runs) < total:
-        _say(f"warning: {total - len(runs)} of {total} runs were not found in the collector")
-    if any(run["success_source"] == "reported" for run in runs.values()):
-        _say(
-            "warning: the key is an agent key: outcomes are reported, not graded, and this "
-            "screening will not count as verified (use a grader key: keys create --role grader)"
+        reasons = ", ".join(f"{why}: {n}" for why, n in delivery.reasons.most_common())
+        say(
+            f"warning: {delivery.lost} spans of this screening did not reach the collector"
+            f" ({reasons})"
         )
-    document = fetch_document(client, agent_id, screening, outcomes, runs)
-    out = sys.stderr if options.json else sys.stdout
-    if options.json:
-        print(json.dumps(document, indent=2, ensure_ascii=False))
-    else:
-        print_table(document, outcomes, sys.stdout)
-    if options.baseline is None:
-        return 0
-    verdict = compare(client, agent_id, options.baseline, screening.screening_id, screening.version)
-    for line in verdict.lines:
-        print(line, file=out)
-    if options.fail_on_regression and verdict.regressed is not False:
-        return 1  # regressed, or could not be compared: a gate fails closed
-    return 0
+    return outcomes
 
 
-async def _dispatch_all(
-    screening: Screening,
-    target: Target,
-    url: str | None,
-    recorder: Recorder,
-    concurrency: int,
-    progress: Any,
+async def _all(
+    screening: Screening, dispatcher: Dispatcher, concurrency: int, todo: Todo | None
 ) -> list[Outcome]:
     try:
-        return await screen(screening, target, url, recorder, concurrency, progress)
+        return await screen(screening, dispatcher, concurrency, todo)
     finally:
-        await target.close()
+        await dispatcher.target.close()
 
 
 def _own_version() -> str:

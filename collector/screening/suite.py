@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from collector.screening.suite_fields import (
+    Budget,
     SuiteError,
     Where,
     check_answer_key,
@@ -113,9 +114,10 @@ def load_suite(path: Path | str) -> Suite:
         raise where.error("tasks", f"must hold 1..{MAX_TASKS:,} tasks, got {len(raw_tasks):,}")
     tasks: list[Task] = []
     first_use: dict[str, int] = {}
+    budget = Budget()
     for index, raw in enumerate(raw_tasks):
         at = Where(file, index, line=lines[index] if lines else None)
-        task = _task(at, index, raw, (grader, max_tokens, timeout_s))
+        task = _task(at, index, raw, (grader, max_tokens, timeout_s), budget)
         if task.id in first_use:
             raise at.named(task.id).error(
                 "id", f"duplicate id, first used by task {first_use[task.id] + 1}"
@@ -171,8 +173,15 @@ def _canonical_task(task: Task) -> dict[str, object]:
     return canonical
 
 
-def _task(where: Where, index: int, raw: object, defaults: tuple[str | None, int, float]) -> Task:
-    """One task, checked field by field in the order a person reads them."""
+def _task(
+    where: Where,
+    index: int,
+    raw: object,
+    defaults: tuple[str | None, int, float],
+    budget: Budget,
+) -> Task:
+    """One task, checked field by field in the order a person reads them; its answer
+    key and metadata are measured before anything writes them out (`budget`)."""
     grader, max_tokens, timeout_s = defaults
     if not isinstance(raw, dict):
         raise where.error(None, f"expected a task object, got {kind_of(raw)}")
@@ -199,12 +208,14 @@ def _task(where: Where, index: int, raw: object, defaults: tuple[str | None, int
     effective = check_grader(where, raw, grader) or ("fuzzy" if has_expected else "completion")
     expected = raw.get("expected_output")
     check_json_value(where, "expected_output", expected)
+    budget.spend(where, "expected_output", expected)
     check_answer_key(where, effective, has_expected, expected)
     metadata = raw.get("metadata")
     if "metadata" in raw:
         if not isinstance(metadata, dict):
             raise where.error("metadata", f"expected an object, got {kind_of(metadata)}")
         check_json_value(where, "metadata", metadata)
+        budget.spend(where, "metadata", metadata)
     return Task(
         id=task_id,
         prompt=prompt,

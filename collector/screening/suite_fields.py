@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -18,6 +19,53 @@ from scoring.graders import GRADERS, expected_text, parse_json
 
 MAX_TIMEOUT_S: Final = 600.0
 NAME: Final = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# What the answer keys and metadata of a whole suite may take written out, every
+# YAML alias repeated where it is used: ~40x a 10,000-task suite of 3 MB
+# (docs/screening.md "Loading"), and a bound on the digest's text. A 401-byte
+# suite of nested aliases ("billion laughs") otherwise expanded to 1.57 GB
+# in 40 s while its digest was computed (issue 37 item 10).
+MAX_EXPANDED_BYTES: Final = 128 * 1024 * 1024
+_LOG10_2: Final = 0.30103
+
+
+@dataclass(frozen=True, slots=True)
+class LongNumber:
+    """An integer written with more digits than Python turns into a number
+    (`sys.get_int_max_str_digits()`, 4,300 by default): read as this marker
+    rather than raising from inside the parser, so the check of the field it
+    sits in names the field (issue 37 item 13)."""
+
+    digits: int
+
+
+def number_or_long(text: str) -> int | LongNumber:
+    """A JSON or YAML decimal integer, or the marker when it has too many digits."""
+    try:
+        return int(text)
+    except ValueError:
+        return LongNumber(sum(ch.isdigit() for ch in text))
+
+
+def _digits(value: int) -> int:
+    """About how many decimal digits an integer has, without writing it out."""
+    return int(abs(value).bit_length() * _LOG10_2) + 1
+
+
+def too_long(value: object) -> bool:
+    """An integer that cannot be written out as decimal text (json.dumps would raise)."""
+    if isinstance(value, LongNumber):
+        return True
+    limit = sys.get_int_max_str_digits()
+    return isinstance(value, int) and limit > 0 and _digits(value) >= limit
+
+
+def shown(value: object) -> str:
+    """A value for a message: a huge integer by its length, not its 5,000 digits."""
+    if isinstance(value, LongNumber):
+        return f"a {value.digits}-digit number"
+    if isinstance(value, int) and not isinstance(value, bool) and _digits(value) > 20:
+        return f"a number of about {_digits(value)} digits"
+    return repr(value)
 
 
 class SuiteError(Exception):
@@ -86,6 +134,8 @@ def kind_of(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, LongNumber):
+        return f"a {value.digits}-digit number"
     names = {
         str: "a string",
         int: "an integer",
@@ -157,11 +207,14 @@ def check_integer(
     if field not in raw:
         return default
     value = raw[field]
+    bounds = f"1..{high}" if high is not None else "at least 1"
+    if isinstance(value, LongNumber):
+        raise where.error(field, f"must be {bounds}, got {shown(value)}")
     if isinstance(value, bool) or not isinstance(value, int):  # True is an int to Python, not to us
         raise where.error(field, f"expected an integer, got {kind_of(value)}")
-    if value < 1 or (high is not None and value > high):
-        bounds = f"1..{high}" if high is not None else "at least 1"
-        raise where.error(field, f"must be {bounds}, got {value}")
+    # A whole number must fit a run's 64-bit columns and the digest's text.
+    if value < 1 or (high is not None and value > high) or too_long(value):
+        raise where.error(field, f"must be {bounds}, got {shown(value)}")
     return value
 
 
@@ -169,12 +222,13 @@ def check_timeout(where: Where, raw: Mapping[str, object], default: float) -> fl
     if "timeout_s" not in raw:
         return default
     value = raw["timeout_s"]
+    limits = f"must be above 0 and at most {MAX_TIMEOUT_S:g}"
+    if isinstance(value, LongNumber):
+        raise where.error("timeout_s", f"{limits}, got {shown(value)}")
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.error("timeout_s", f"expected a number of seconds, got {kind_of(value)}")
     if not 0 < value <= MAX_TIMEOUT_S:  # NaN fails this too
-        raise where.error(
-            "timeout_s", f"must be above 0 and at most {MAX_TIMEOUT_S:g}, got {value!r}"
-        )
+        raise where.error("timeout_s", f"{limits}, got {shown(value)}")
     return float(value)
 
 
@@ -184,7 +238,7 @@ def check_json_value(where: Where, field: str, value: object) -> None:
     Iterative, and each shared (aliased) container is checked once; a
     container inside itself is refused, as json.dumps would be.
     """
-    if value is None or isinstance(value, str | int):
+    if value is None or isinstance(value, str) or (isinstance(value, int) and not too_long(value)):
         return  # the common answer key, a string, needs no walk
     pending: list[tuple[object, bool]] = [(value, False)]
     inside: set[int] = set()
@@ -203,6 +257,12 @@ def check_json_value(where: Where, field: str, value: object) -> None:
                 pending.extend((child, False) for child in _children(where, field, item))
         elif isinstance(item, float) and not math.isfinite(item):
             raise where.error(field, f"holds {item!r}, which is not a JSON number")
+        elif too_long(item):
+            raise where.error(
+                field,
+                f"holds {shown(item)}; a number can have at most "
+                f"{sys.get_int_max_str_digits() - 1} digits here (write it as a string)",
+            )
         elif item is not None and not isinstance(item, str | int | float):
             raise where.error(field, f"holds {kind_of(item)}, which is not a JSON value (quote it)")
 
@@ -214,3 +274,66 @@ def _children(where: Where, field: str, item: dict[object, object] | list[object
         if not isinstance(key, str):
             raise where.error(field, f"has an object key that is not a string: {key!r}")
     return list(item.values())
+
+
+class Budget:
+    """What is left of MAX_EXPANDED_BYTES for the suite's answer keys and metadata.
+
+    Spent field by field in suite order, so the error names the task and the
+    field where the suite passed the bound. Checked after check_json_value
+    (no cycles) and before anything writes the value out as JSON.
+    """
+
+    def __init__(self, total: int = MAX_EXPANDED_BYTES) -> None:
+        self.total = total
+        self.left = total
+
+    def spend(self, where: Where, field: str, value: object) -> None:
+        size = expanded_size(value, self.left)
+        if size > self.left:
+            raise where.error(
+                field,
+                f"the suite's answer keys and metadata take more than {self.total:,} bytes "
+                "written out (a YAML alias repeats its anchor's value each time it is used)",
+            )
+        self.left -= size
+
+
+def expanded_size(value: object, cap: int) -> int:
+    """About how many bytes `value` takes as JSON with every alias written out; a
+    number above `cap` once it passes it. Linear in the distinct containers:
+    each shared (aliased) one is measured once and counted each time it is used.
+    Iterative, like check_json_value; expects no cycles."""
+    if not isinstance(value, dict | list):
+        return _scalar_size(value)
+    sizes: dict[int, int] = {}
+    pending: list[tuple[object, bool]] = [(value, False)]
+    while pending:
+        item, measured = pending.pop()
+        key = id(item)
+        if key in sizes or not isinstance(item, dict | list):
+            continue
+        children = list(item.values()) if isinstance(item, dict) else item
+        if not measured:
+            pending.append((item, True))
+            pending.extend((c, False) for c in children if isinstance(c, dict | list))
+            continue
+        size = 2 + len(children)  # brackets and commas
+        if isinstance(item, dict):
+            size += sum(len(k) + 3 for k in item)  # quoted key and colon
+        for child in children:
+            size += sizes[id(child)] if isinstance(child, dict | list) else _scalar_size(child)
+        if size > cap:
+            return size
+        sizes[key] = size
+    return sizes[id(value)]
+
+
+def _scalar_size(value: object) -> int:
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, bool) or value is None:
+        return 5
+    if isinstance(value, int):
+        return _digits(value)
+    return 24  # a float's longest repr

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import yaml  # type: ignore[import-untyped]
 
-from collector.screening.suite_fields import SuiteError, kind_of
+from collector.screening.suite_fields import SuiteError, kind_of, number_or_long
 
 # The C loader parses a 10,000-task suite several times faster than the pure one.
 _YamlBase: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -23,6 +23,7 @@ _MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _SEQ_TAG: Final = "tag:yaml.org,2002:seq"
 _MAP_TAG: Final = "tag:yaml.org,2002:map"
+_INT_TAG: Final = "tag:yaml.org,2002:int"
 SUFFIXES: Final = (".yaml", ".yml", ".json", ".jsonl")
 
 
@@ -61,7 +62,12 @@ def _json_lines(file: str, text: str) -> tuple[list[object], list[int]]:
 
 def _json(file: str, text: str, line: int | None) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_refuse_constant,
+            parse_int=number_or_long,  # 5,000 digits: a field error, not a parse error
+        )
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
         raise SuiteError(file, f"not valid JSON: {exc.msg} (column {exc.colno})", line=at) from None
@@ -101,6 +107,11 @@ class _Loader(_YamlBase):  # type: ignore[misc]
         tag = node.tag
         if tag == _STR_TAG:
             return node.value
+        if tag == _INT_TAG:
+            try:
+                return yaml.constructor.SafeConstructor.construct_yaml_int(self, node)
+            except ValueError:  # more digits than Python converts: the field's check says so
+                return number_or_long(node.value)
         if tag not in (_SEQ_TAG, _MAP_TAG):
             return self.construct_object(node, deep=True)
         if id(node) in built:  # an alias: the anchor's value, shared as PyYAML shares it

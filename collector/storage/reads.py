@@ -39,7 +39,7 @@ from collector.storage.engine import Database, ping
 from collector.storage.grades import GRADED, grade_of
 from collector.storage.rows import GradeRow
 from collector.storage.run_records import cohort_rows, record_of
-from collector.storage.screenings import screened_runs, screenings_of
+from collector.storage.screenings import planned_tasks, screened_runs, screenings_of
 from collector.storage.tables import agents, resources, runs, spans
 from collector.storage.totals import TOTALS, composite_of, conditions, counts_of
 from collector.storage.trace_spans import trace_spans as trace_records
@@ -172,6 +172,10 @@ class SqlReadStore:
     def screening_runs(self, agent_id: str, screening_id: str) -> list[ScreenedRun]:
         with self._db.reader.connect() as conn:
             return screened_runs(conn, agent_id, screening_id)
+
+    def planned_tasks(self, agent_id: str, screening_id: str) -> list[str]:
+        with self._db.reader.connect() as conn:
+            return planned_tasks(conn, agent_id, screening_id)
 
     def scores(self, agent_id: str, where: RunFilter) -> Scores:
         """Counts, the composite and pass^k of the runs a filter keeps, from ONE

@@ -431,3 +431,32 @@ certificate_log = Table(
     Column("kid", String(16), nullable=False),
     Column("chain", String(64), nullable=False),
 )
+
+
+# What a screening was to dispatch (migration 0020, docs/screening.md): the
+# screener records it through a grader key before its first dispatch, so a
+# screening that lost runs shows itself incomplete. Keyed by the agent's
+# stable id (owner and name), which exists before the agent's first span.
+screening_plans = Table(
+    "screening_plans",
+    metadata,
+    Column("agent_id", String(36), nullable=False),
+    Column("screening_id", String(64), nullable=False),  # SCREEN.md section 6's pattern
+    Column("owner", String(200), nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("suite_name", Text),
+    Column("suite_digest", Text),
+    Column("version", Text),
+    Column("rounds", Integer, nullable=False),
+    Column("tasks", Integer, nullable=False),
+    Column("planned_at", Float, nullable=False),
+    PrimaryKeyConstraint("agent_id", "screening_id", name="pk_screening_plans"),
+)
+screening_plan_tasks = Table(
+    "screening_plan_tasks",
+    metadata,
+    Column("agent_id", String(36), nullable=False),
+    Column("screening_id", String(64), nullable=False),
+    Column("task_id", Text, nullable=False),
+    PrimaryKeyConstraint("agent_id", "screening_id", "task_id", name="pk_screening_plan_tasks"),
+)

@@ -66,6 +66,22 @@ def test_invalid_counts_and_costs_are_evidence_not_figures(counts: dict[str, obj
     assert answer.body is not None and "output" in answer.body
 
 
+def test_an_integer_of_thousands_of_digits_is_ignored_and_the_answer_still_read() -> None:
+    text = b'{"output": "x", "input_tokens": ' + b"9" * 5000 + b', "output_tokens": 2}'
+    answer = read_http_answer(200, text, too_big=False)
+    assert (answer.error_class, answer.output) == ("none", "x")
+    assert (answer.input_tokens, answer.output_tokens) == (None, 2)
+
+
+def test_the_ends_of_the_ranges_are_kept() -> None:
+    """SCREEN.md section 3: tokens 0..2^63-1 and any finite cost >= 0."""
+    text = body(
+        {"output": "x", "input_tokens": 2**63 - 1, "output_tokens": 0, "total_cost_usd": 1e308}
+    )
+    answer = read_http_answer(200, text, too_big=False)
+    assert (answer.input_tokens, answer.output_tokens, answer.cost_usd) == (2**63 - 1, 0, 1e308)
+
+
 def test_a_non_finite_cost_is_ignored() -> None:
     answer = read_http_answer(200, b'{"output": "x", "total_cost_usd": NaN}', too_big=False)
     assert answer.cost_usd is None
@@ -210,6 +226,7 @@ def test_flags_are_checked_before_anything_runs() -> None:
         ("--target", "m:f", "--fail-on-regression"): "--baseline",
         ("--target", "m:f", "--header", "traceparent: x"): "sets this header itself",
         ("--target", "m:f", "--header", "no colon"): "expected 'Name: value'",
+        ("--target", "m:f", "--resume"): "--resume needs the --screening-id",
     }
     for argv, message in refused.items():
         problem = check_options(parse(*argv))

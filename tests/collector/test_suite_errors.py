@@ -303,3 +303,80 @@ def test_files_that_cannot_be_suites(tmp_path: Path) -> None:
     assert str(failure(control)).startswith(
         f"{control}: not valid YAML: unacceptable character #x0001"
     )
+
+
+DIGITS = "9" * 5000  # past Python's 4,300-digit limit of int <-> text (issue 37 item 13)
+HUGE_NUMBERS = {
+    "yaml rounds": ("s.yaml", f"rounds: {DIGITS}\ntasks: {ONE}", ": field 'rounds'"),
+    "yaml hex rounds": ("s.yaml", f"rounds: 0x{'f' * 5000}\ntasks: {ONE}", ": field 'rounds'"),
+    "yaml max_tokens": (
+        "s.yaml",
+        f"max_tokens: {DIGITS}\ntasks: {ONE}",
+        ": field 'max_tokens'",
+    ),
+    "yaml task timeout": (
+        "s.yaml",
+        f"tasks: [{{id: a, prompt: p, timeout_s: {DIGITS}}}]",
+        ": task 1 (id 'a'): field 'timeout_s'",
+    ),
+    "yaml answer key": (
+        "s.yaml",
+        f"tasks: [{{id: a, prompt: p, expected_output: {DIGITS}}}]",
+        ": task 1 (id 'a'): field 'expected_output'",
+    ),
+    "yaml metadata": (
+        "s.yaml",
+        f"tasks: [{{id: a, prompt: p, metadata: {{n: [0x{'f' * 5000}]}}}}]",
+        ": task 1 (id 'a'): field 'metadata'",
+    ),
+    "json rounds": (
+        "s.json",
+        f'{{"rounds": {DIGITS}, "tasks": [{{"id": "a", "prompt": "p"}}]}}',
+        ": field 'rounds'",
+    ),
+    "json lines max_tokens": (
+        "s.jsonl",
+        f'{{"id": "a", "prompt": "p", "max_tokens": {DIGITS}}}',
+        ":1: task 1 (id 'a'): field 'max_tokens'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("name", "text", "place"), HUGE_NUMBERS.values(), ids=HUGE_NUMBERS.keys())
+def test_a_number_of_thousands_of_digits_is_an_error_naming_its_field(
+    tmp_path: Path, name: str, text: str, place: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    message = str(failure(path))
+    assert message.startswith(f"{path}{place}: "), message
+    assert "digit" in message and len(message) < 300  # named by its length, not written out
+
+
+def test_nested_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
+    """A 'billion laughs' suite of under 1 KB: ten levels of ten aliases, 10^10 strings."""
+    levels = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 10)]
+    text = "tasks:\n  - id: a\n    prompt: p\n  - id: laughs\n    prompt: p\n    metadata:\n"
+    path = tmp_path / "laughs.yaml"
+    path.write_text(text + "".join(f"      {line}\n" for line in levels), encoding="utf-8")
+    assert path.stat().st_size < 1024
+    assert str(failure(path)) == (
+        f"{path}: task 2 (id 'laughs'): field 'metadata': the suite's answer keys and metadata"
+        " take more than 134,217,728 bytes written out (a YAML alias repeats its anchor's"
+        " value each time it is used)"
+    )
+
+
+def test_aliases_that_expand_modestly_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "shared.yaml"
+    path.write_text(
+        "tasks:\n"
+        + "".join(
+            f"  - {{id: t{i}, prompt: p, metadata: {'&m {k: [1, 2]}' if i == 0 else '*m'}}}\n"
+            for i in range(2000)
+        ),
+        encoding="utf-8",
+    )
+    suite = load_suite(path)
+    assert len(suite.tasks) == 2000 and suite.tasks[1999].metadata == {"k": [1, 2]}

@@ -388,3 +388,85 @@ def test_under_insecure_the_run_page_shows_the_evidence_without_a_key(
     finally:
         http.close()
         server.stop()
+
+
+def test_an_incomplete_screening_says_so_and_shows_every_planned_cell(
+    live: Live, browser: webdriver.Chrome, screenings: Screenings
+) -> None:
+    """A screener that recorded its plan and died after one dispatch (issue 37 item 5):
+    the list marks the screening, its page says how much is stored and how to resume,
+    and the grid has a row for every planned task, the missing cells empty."""
+    from bench.support.otlp import new_span_id, new_trace_id, request, span
+
+    grader = {"authorization": f"Bearer {screenings.grader}"}
+    plan = {
+        "agent": "planned-bot",
+        "screening_id": "cut-short",
+        "suite_name": "shop",
+        "rounds": ROUNDS,
+        "tasks": [t["id"] for t in TASKS],
+    }
+    made = live.http.post(f"{live.url}/api/v1/screenings", json=plan, headers=grader)
+    assert made.status_code == 201, made.text
+    trace_id, root, now = new_trace_id(), new_span_id(), time.time_ns()
+    attributes = {
+        "badge.task.id": "refund",
+        "badge.run.id": "cut-short/refund/1",
+        "badge.run.success": True,
+        "badge.screening.id": "cut-short",
+        "badge.screening.round": 1,
+    }
+    spans = [span(trace_id, root, "badge.run", start=now - 10**8, end=now, attributes=attributes)]
+    sent = live.http.post(
+        f"{live.url}/v1/traces",
+        content=request(spans, "planned-bot").SerializeToString(),
+        headers={"content-type": "application/x-protobuf", **grader},
+    )
+    assert sent.status_code == 200, sent.text
+    agent_id = made.json()["agent_id"]
+    deadline = time.monotonic() + 30
+    while live.http.get(f"{live.url}/api/v1/agents/{agent_id}/screenings").status_code != 200:
+        assert time.monotonic() < deadline, "the agent of the screening did not appear"
+        time.sleep(0.2)
+    planned = len(TASKS) * ROUNDS
+    browser.get(f"{live.url}/agents/{agent_id}/screenings")
+    [row] = browser.find_elements(By.CSS_SELECTOR, "#screenings tr[data-screening-id='cut-short']")
+    assert "incomplete" in row.text
+    row.find_element(By.TAG_NAME, "a").click()
+    notice = browser.find_element(By.ID, "incomplete").text
+    assert f"1 of {planned} planned runs are stored" in notice and "--resume" in notice
+    assert browser.find_element(By.ID, "planned").text == f"1 of {planned} stored"
+    rows = rows_by_task(browser)
+    assert sorted(rows) == sorted(t["id"] for t in TASKS)
+    texts = {
+        task: [c.text for c in r.find_elements(By.CSS_SELECTOR, "td.cell")]
+        for task, r in rows.items()
+    }
+    assert texts["refund"] == ["pass", "–", "–"]
+    assert all(cells == ["–"] * ROUNDS for task, cells in texts.items() if task != "refund")
+    no_page_errors(browser)
+    # An id no `screen` makes, from a grader's own harness, opens from its link too.
+    odd = "team/ünï cöde 50%"
+    trace_id, root, now = new_trace_id(), new_span_id(), time.time_ns()
+    odd_attributes = {**attributes, "badge.screening.id": odd, "badge.run.id": f"{odd}/refund/1"}
+    odd_spans = [
+        span(trace_id, root, "badge.run", start=now - 10**8, end=now, attributes=odd_attributes)
+    ]
+    sent = live.http.post(
+        f"{live.url}/v1/traces",
+        content=request(odd_spans, "planned-bot").SerializeToString(),
+        headers={"content-type": "application/x-protobuf", **grader},
+    )
+    assert sent.status_code == 200, sent.text
+    deadline = time.monotonic() + 30
+    while odd not in {
+        s["screening_id"] for s in live.api(f"/agents/{agent_id}/screenings")["items"]
+    }:
+        assert time.monotonic() < deadline, "the odd screening did not appear"
+        time.sleep(0.2)
+    browser.get(f"{live.url}/agents/{agent_id}/screenings")
+    link = browser.find_element(By.CSS_SELECTOR, f"#screenings tr[data-screening-id='{odd}'] a")
+    link.click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == f"Screening {odd}"
+    assert list(rows_by_task(browser)) == ["refund"]
+    no_page_errors(browser)

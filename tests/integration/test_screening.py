@@ -14,11 +14,6 @@ from typing import Any
 
 import pytest
 
-from collector.screening.client import CollectorClient
-from collector.screening.document import build_document
-from collector.screening.plan import Screening
-from collector.screening.screener import Outcome
-from collector.screening.suite import load_suite
 from tests.integration.harness import Collector
 from tests.integration.screening import event, root_of, run_screen, runs_of, write_suite
 from tests.screening_agent import INPUT_TOKENS, OUTPUT_TOKENS, agent_app, serving
@@ -156,27 +151,6 @@ def test_an_agent_key_screens_but_warns_and_json_is_the_only_stdout(
     assert axes <= set(document["radar"])
     runs = [r for r in runs_of(c, "json-bot") if r["task_id"] is not None]
     assert {r["success_source"] for r in runs} == {"reported"}
-    assert fallback_document(c, suite, runs) == document
-
-
-def fallback_document(c: Collector, suite: Path, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """What `screen` builds from the runs list and the screening= views for a collector
-    without the screenings endpoint: it must say what the endpoint says."""
-    screening = Screening("scr-json", "json-bot", None, load_suite(suite), 2)
-    outcomes = [
-        Outcome(
-            r["task_id"], round_of(c, r), r["error_class"], r["success"], 0.0, 0.0, r["trace_id"]
-        )
-        for r in runs
-    ]
-    client = CollectorClient(c.http_url, c.key)
-    try:
-        agent_id = runs[0]["agent_id"]
-        return build_document(
-            client, agent_id, screening, outcomes, {r["trace_id"]: r for r in runs}
-        )
-    finally:
-        client.close()
 
 
 def gate_tasks(broken: bool) -> list[dict[str, Any]]:

@@ -5,13 +5,19 @@ nothing sent."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from tests.integration.harness import Collector
 from tests.integration.screening import event, root_of, run_screen, runs_of, write_suite
@@ -79,6 +85,26 @@ def test_every_error_class_of_an_endpoint_is_a_recorded_run(
     failed = root_of(c, runs["refused"]["id"])
     assert "http.response.status_code" not in failed["attributes"]
     assert "Connect" in event(failed, "badge.response")["detail"]
+
+
+def test_token_counts_at_the_end_of_their_range_are_recorded_exactly(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2^63-1 went through a float in the collector, became 2^63 and was dropped."""
+
+    async def run(request: Request) -> Response:
+        return JSONResponse({"output": "ok", "input_tokens": 2**63 - 1, "output_tokens": 1})
+
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    suite = write_suite(tmp_path, [{"id": "big", "prompt": "p"}], rounds=1)
+    with serving(Starlette(routes=[Route("/run", run, methods=["POST"])])) as url:
+        done = run_screen(
+            capsys, c, "count-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key=grader
+        )
+    assert done.code == 0, done.err
+    [run_] = runs_of(c, "count-bot")
+    assert (run_["input_tokens"], run_["output_tokens"]) == (2**63 - 1, 1)
 
 
 def python_screen(c: Collector, key: str, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -198,3 +224,176 @@ def test_an_unreachable_collector_or_a_refused_key_exits_2_before_dispatching(
         )
         assert usage.code == 2 and "--endpoint" in usage.err
     assert calls.tools == {} and c.span_count() == 0
+
+
+class OneAnswerPerConnection:
+    """An HTTP agent on a raw socket that answers the first request of each connection
+    with keep-alive headers, then closes it when the next request arrives, without an
+    answer and without ever saying `Connection: close`: the race of an agent that
+    closes after answering, made certain. With `answer=False` it closes a new
+    connection without answering: that failure is the agent's."""
+
+    def __init__(self, answer: bool = True) -> None:
+        self.answer = answer
+        self.answered = 0
+        self.connections = 0
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}/run"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(10)
+            if _request(conn) and self.answer:
+                body = b'{"output": "fine"}'
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(body), body)
+                )
+                self.answered += 1
+                conn.recv(1)  # the next request's first byte: then close, answering nothing
+
+    def close(self) -> None:
+        self._server.close()
+
+
+def _request(conn: socket.socket) -> bool:
+    """Read one request (head and content-length body); False if the peer left."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += conn.recv(65536)
+    return True
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_kept_alive_connection_the_agent_closed_is_retried_once_on_a_new_one(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    agent = OneAnswerPerConnection()
+    suite = write_suite(tmp_path, [{"id": "t", "prompt": "p"}], rounds=4)
+    try:
+        done = run_screen(
+            capsys,
+            c,
+            "closing-bot",
+            "--suite",
+            str(suite),
+            "--endpoint",
+            agent.url,
+            "--concurrency",
+            "1",
+            key=grader,
+        )
+    finally:
+        agent.close()
+    assert done.code == 0, done.err
+    runs = runs_of(c, "closing-bot")
+    assert [r["error_class"] for r in runs] == ["none"] * 4
+    assert agent.answered == 4 and agent.connections == 4  # one answer per connection
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_agent_that_closes_a_new_connection_without_answering_is_a_connection_error(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    agent = OneAnswerPerConnection(answer=False)
+    suite = write_suite(tmp_path, [{"id": "t", "prompt": "p"}], rounds=2)
+    try:
+        done = run_screen(
+            capsys,
+            c,
+            "mute-bot",
+            "--suite",
+            str(suite),
+            "--endpoint",
+            agent.url,
+            "--concurrency",
+            "1",
+            key=grader,
+        )
+    finally:
+        agent.close()
+    assert done.code == 0, done.err
+    assert [r["error_class"] for r in runs_of(c, "mute-bot")] == ["connection_error"] * 2
+    assert agent.connections == 2  # sent once each: a new connection is not retried
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_backtracking_regex_gives_up_instead_of_hanging_the_screener(
+    collector: Collector, tmp_path: Path
+) -> None:
+    """`^(a+)+$` against 41 a's and a '!' took 79 s of CPU in Python's re; this answer
+    is longer (hours). The search gives up, the grade fails, the screening goes on, and
+    patterns only Python's re reads right still grade as SCREEN.md says."""
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    regex = [
+        ("hang", r"^(a+)+$", "a" * 48 + "!"),
+        ("unicode-word", r"^\w+$", "café"),  # \w is Unicode in Python's re
+        ("lookahead", r"^(?=.*\d)(?!.*x)", "order 42"),
+        ("backreference", r"(\b\w+\b) \1", "it was was late"),
+    ]
+    tasks = [
+        {
+            "id": name,
+            "prompt": "p",
+            "grader": "regex",
+            "expected_output": pattern,
+            "metadata": {"answer": answer},
+        }
+        for name, pattern, answer in regex
+    ]
+    suite = write_suite(tmp_path, tasks, rounds=1)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "screen",
+            "regex-bot",
+            "--suite",
+            str(suite),
+            "--target",
+            "tests.screening_agent:answer",
+            "--url",
+            c.http_url,
+            "--key",
+            grader,
+            "--settle",
+            "0.2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "task 'hang' round 1: the regex search gave up" in done.stderr
+    outcomes = {r["task_id"]: r["success"] for r in runs_of(c, "regex-bot")}
+    assert outcomes == {
+        "hang": False,
+        "unicode-word": True,
+        "lookahead": True,
+        "backreference": True,
+    }
