@@ -366,17 +366,22 @@ def _detail(body: Any) -> Any:
 def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     """0: compared (no regression, or not asked to fail on one); 1: regressed
     with --fail-on-regression; 2: nothing to compare."""
-    ident = reader.agent_id(args.agent)
-    if args.base is None and args.head is None:
-        known = reader.versions(ident)["items"]
-        if len(known) < 2:
-            print(
-                f"error: {args.agent} has {len(known)} version(s); compare needs two "
-                "(set badge.agent.version or service.version on your runs)",
-                file=sys.stderr,
-            )
-            return 2
+    if (args.base is None) != (args.head is None):  # docs/loop.md "Compare": both or neither
+        print("error: --base and --head are given together or not at all", file=sys.stderr)
+        return 2
     try:
+        ident = reader.agent_id(args.agent)
+        if args.base is None:
+            # The two newest *named* versions: runs without one only with `none`.
+            named = [v for v in reader.versions(ident)["items"] if v["version"] is not None]
+            if len(named) < 2:
+                print(
+                    f"error: {args.agent} has {len(named)} named version(s); compare needs "
+                    "two (set badge.agent.version or service.version on your runs, or name "
+                    "the sides: --base none --head V compares the runs without a version)",
+                    file=sys.stderr,
+                )
+                return 2
         body = reader.compare(ident, args.base, args.head)
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -284,3 +284,27 @@ def test_runs_without_a_version_compare_as_none(tmp_path: Path) -> None:
         assert result["base"]["version"] is None and result["base"]["runs_counted"] == 6
         assert result["axes"]["latency"]["verdict"] == "unchanged"
         assert get(c, f"/agents/{ident}/compare") == result  # the two newest: 1.0 and none
+        # The CLI compares named versions only, unless asked for `none` (docs/loop.md).
+        for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+            alone = cli("compare", "loop-agent", *source, check=False)
+            assert alone.returncode == 2, alone.stdout
+            assert "1 named version(s); compare needs two" in alone.stderr
+            asked = cli("compare", "loop-agent", "--base", "none", "--head", "1.0", *source)
+            assert "unchanged" in asked.stdout
+
+
+def test_compare_takes_base_and_head_together_or_not_at_all(loop: tuple[Collector, str]) -> None:
+    c, _ = loop
+    for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+        for one in (["--base", "2.0"], ["--head", "1.0"]):
+            alone = cli("compare", "loop-agent", *one, "--fail-on-regression", *source, check=False)
+            assert alone.returncode == 2, alone.stdout
+            assert alone.stdout == ""
+            assert "--base and --head are given together or not at all" in alone.stderr
+
+
+def test_compare_of_an_unknown_agent_exits_2_with_the_detail(loop: tuple[Collector, str]) -> None:
+    c, _ = loop
+    for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+        unknown = cli("compare", "nobody", *source, check=False)
+        assert unknown.returncode == 2 and "no agent named 'nobody'" in unknown.stderr
