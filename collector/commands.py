@@ -17,14 +17,14 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
 
 from api.auth import LOCAL_CALLER
 from api.ports import ALL_RUNS, RunFilter
-from api.problems import NotFound, Problem
+from api.problems import Problem
 from api.views import agents as agent_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
@@ -70,6 +70,10 @@ def add_read_commands(sub: Any) -> None:
     diagnose.add_argument(
         "--limit", type=_bounded(1, 100), default=5, help="offenders per axis (1 to 100)"
     )
+    for command in (score, runs, compare, diagnose):
+        command.add_argument(
+            "--owner", default=None, help="the agent's owner, when several owners use its name"
+        )
     for command in (agents, score, runs, compare, diagnose):
         command.add_argument(
             "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
@@ -100,6 +104,10 @@ class ReadFailed(Exception):
     """A read the collector refused (unknown agent, bad weights, nothing to compare)."""
 
 
+class AmbiguousAgent(ReadFailed):
+    """A name several owners' agents have, with no --owner to choose: exit 2."""
+
+
 class Reader:
     """The read API's documents (as JSON values), from a server or from a database.
 
@@ -111,7 +119,8 @@ class Reader:
     def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
         raise NotImplementedError
 
-    def has_agent(self, agent_id: str) -> bool:
+    def agent(self, agent_id: str) -> Any:
+        """`GET /agents/{id}`'s document, or None for an unknown (or malformed) id."""
         raise NotImplementedError
 
     def stats(self, agent_id: str) -> Any:
@@ -136,19 +145,40 @@ class Reader:
     def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
         raise NotImplementedError
 
-    def agent_id(self, name_or_id: str) -> str:
-        """The id of an agent given by id or name, looked for page by page."""
-        if self.has_agent(name_or_id):
+    def agent_id(self, name_or_id: str, owner: str | None = None) -> str:
+        """The id of an agent given by id or by name (of `owner`, when given).
+
+        Names are unique per owner only (docs/runs.md "Identity"): a name
+        two owners use is refused with the candidates rather than read as
+        whichever comes first."""
+        found = self.agent(name_or_id)
+        if found is not None and owner in (None, found["owner"]):
             return name_or_id
+        named = sorted(
+            (str(a["owner"]), str(a["id"]))
+            for a in self._every_agent()
+            if a["name"] == name_or_id and owner in (None, a["owner"])
+        )
+        if not named:
+            under = f" of owner {owner!r}" if owner is not None else ""
+            raise ReadFailed(f"no agent named {name_or_id!r}{under}")
+        if len(named) > 1:
+            listed = "".join(f"\n  owner {o!r}  id {i}" for o, i in named)
+            raise AmbiguousAgent(
+                f"{len(named)} agents are named {name_or_id!r}; name one with --owner "
+                f"(or give its id):{listed}"
+            )
+        return named[0][1]
+
+    def _every_agent(self) -> Iterator[Any]:
+        """Every agent on the board (`?all=true`), page by page."""
         cursor = None
         while True:
             page = self.board(everything=True, page_size=500, cursor=cursor)
-            for agent in page["items"]:
-                if name_or_id == agent["name"]:
-                    return str(agent["id"])
+            yield from page["items"]
             cursor = page["next_cursor"]
             if cursor is None:
-                raise ReadFailed(f"no agent named {name_or_id!r}")
+                return
 
 
 class ServerReader(Reader):
@@ -178,8 +208,9 @@ class ServerReader(Reader):
         every = "true" if everything else None
         return self._get("/agents", all=every, page_size=page_size, cursor=cursor)
 
-    def has_agent(self, agent_id: str) -> bool:
-        return self._fetch(f"/agents/{urllib.parse.quote(agent_id, safe='')}")[0] == 200
+    def agent(self, agent_id: str) -> Any:
+        status, body = self._fetch(f"/agents/{urllib.parse.quote(agent_id, safe='')}")
+        return body if status == 200 else None
 
     def stats(self, agent_id: str) -> Any:
         return self._get(f"/agents/{agent_id}/stats")
@@ -232,12 +263,11 @@ class DatabaseReader(Reader):
             )
         )
 
-    def has_agent(self, agent_id: str) -> bool:
+    def agent(self, agent_id: str) -> Any:
         try:
-            agent_views.find_agent(self._side.reads, agent_id)
-        except NotFound:
-            return False
-        return True
+            return self._answer(lambda: agent_views.agent(self._side.reads, agent_id))
+        except ReadFailed:
+            return None
 
     def stats(self, agent_id: str) -> Any:
         return self._answer(lambda: agent_views.stats(self._side.reads, agent_id, ALL_RUNS))
@@ -288,7 +318,7 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
         return _read(reader, args)
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, AmbiguousAgent) else 1
     except urllib.error.URLError as exc:
         print(f"error: cannot read {args.url}: {exc}", file=sys.stderr)
         return 1
@@ -302,18 +332,18 @@ def _read(reader: Reader, args: argparse.Namespace) -> int:
     if args.command == "agents":
         print_agents(reader.board(everything=args.all)["items"])
     elif args.command == "score":
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         print_score(
             reader.stats(ident), reader.fitness(ident, args.weights), reader.reliability(ident)
         )
     elif args.command == "compare":
         return compare_versions(reader, args)
     elif args.command == "diagnose":
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         body = reader.diagnostics(ident, args.version, args.limit)
         print_diagnosis(body, args.url or "http://127.0.0.1:4318")
     else:
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         print_runs(reader.runs(ident, args.limit)["items"])
     return 0
 
@@ -370,7 +400,7 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
         print("error: --base and --head are given together or not at all", file=sys.stderr)
         return 2
     try:
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         if args.base is None:
             # The two newest *named* versions: runs without one only with `none`.
             named = [v for v in reader.versions(ident)["items"] if v["version"] is not None]
