@@ -129,6 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=log_level(args, settings), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    from collector.storage.engine import NoDatabase
+
+    try:
+        return dispatch(args, settings)
+    except NoDatabase as exc:  # only serve and db upgrade create a database
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         return serve(settings)
     if args.command == "keys":
@@ -160,11 +170,12 @@ def db_command(settings: Settings) -> int:
 
 
 def keys_command(args: argparse.Namespace, settings: Settings) -> int:
-    from collector.storage.engine import open_database
+    from collector.storage.engine import describe, open_existing
     from collector.storage.keys import KeyStore
     from collector.storage.migrate import create_schema
 
-    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    db = open_existing(settings.database_url, synchronous=settings.sqlite_synchronous)
+    print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     create_schema(db)
     store = KeyStore(db)
     if args.keys_command == "create":

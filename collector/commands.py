@@ -314,6 +314,10 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "grade":
         return post_grade(args, settings)
     reader: Reader = ServerReader(args.url) if args.url else DatabaseReader(settings)
+    if isinstance(reader, DatabaseReader):  # which one, when several are about
+        from collector.storage.engine import describe
+
+        print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     try:
         return _read(reader, args)
     except ReadFailed as exc:

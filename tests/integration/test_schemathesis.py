@@ -30,6 +30,7 @@ KEYS: dict[str, str] = {}
 @pytest.fixture(scope="module")
 def served(module_database_url: str) -> Iterator[ServerProcess]:
     url = module_database_url
+    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     for role in ("agent", "grader"):
         made = cli("keys", "create", "--owner", "demo", "--role", role, "--database-url", url)
         KEYS[role] = made.stdout.strip()
