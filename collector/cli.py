@@ -242,11 +242,15 @@ def _print_first_key(key: str, bound_host: str, http_port: int, grpc_port: int) 
     host = "127.0.0.1" if bound_host in ("0.0.0.0", "::") else bound_host
     if ":" in host:
         host = f"[{host}]"  # an IPv6 address in a URL
+    # Lines a shell runs as they are: without `export` a pasted assignment
+    # stays in the shell and the agent it starts sees none of it.
     print(
         "First start: created an ingest key for owner 'local'. It is shown ONCE; keep it.\n"
-        f"  OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port}\n"
-        f'  OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
-        f"  (gRPC: OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
-        " OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
+        "Paste these into the shell that starts your agent:\n"
+        f"  export OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port}\n"
+        f'  export OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
+        "  # or, for OTLP/gRPC, then also:\n"
+        f"  #   export OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
+        " OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
         flush=True,
     )
