@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+import scoring
 from api.auth import LOCAL_CALLER
 from api.ports import ALL_RUNS, RunFilter
 from api.problems import Problem
@@ -29,6 +30,7 @@ from api.views import agents as agent_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
 from collector.settings import Settings
+from scoring import policy
 
 
 def _bounded(low: int, high: int) -> Callable[[str], int]:
@@ -46,6 +48,14 @@ def _bounded(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _points(text: str) -> float:
+    """An argparse type: --min-effect, a finite number of axis points >= 0."""
+    try:
+        return scoring.validate_min_effect(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a finite number >= 0, not {text!r}") from None
+
+
 def add_read_commands(sub: Any) -> None:
     agents = sub.add_parser("agents", help="the leaderboard")
     agents.add_argument("--all", action="store_true", help="also non-agent services")
@@ -59,6 +69,13 @@ def add_read_commands(sub: Any) -> None:
     compare.add_argument("agent", help="agent id or name")
     compare.add_argument("--base", default=None, help="version before (default: second newest)")
     compare.add_argument("--head", default=None, help="version after (default: newest)")
+    compare.add_argument(
+        "--min-effect",
+        type=_points,
+        default=policy.COMPARE_MIN_EFFECT,
+        help="axis points a significant change must also move by to count (default 0; "
+        f"a CI gate: {policy.COMPARE_GATE_MIN_EFFECT:g}, docs/loop.md)",
+    )
     compare.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -138,7 +155,7 @@ class Reader:
     def versions(self, agent_id: str) -> Any:
         raise NotImplementedError
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
         """With each axis's evidence (paired tasks, what a missing verdict lacks)."""
         raise NotImplementedError
 
@@ -227,8 +244,14 @@ class ServerReader(Reader):
     def versions(self, agent_id: str) -> Any:
         return self._get(f"/agents/{agent_id}/versions")
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
-        return self._get(f"/agents/{agent_id}/compare", base=base, head=head, evidence="true")
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
+        return self._get(
+            f"/agents/{agent_id}/compare",
+            base=base,
+            head=head,
+            evidence="true",
+            min_effect=min_effect if min_effect else None,  # an older server knows no such thing
+        )
 
     def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
         return self._get(f"/agents/{agent_id}/diagnostics", version=version, limit=limit)
@@ -292,10 +315,12 @@ class DatabaseReader(Reader):
     def versions(self, agent_id: str) -> Any:
         return self._answer(lambda: loop_views.versions(self._side.reads, agent_id))
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
         reads = self._side.reads
         return self._answer(
-            lambda: loop_views.compare(reads, agent_id, base=base, head=head, evidence=True),
+            lambda: loop_views.compare(
+                reads, agent_id, base=base, head=head, evidence=True, min_effect=min_effect
+            ),
             exclude_unset=True,  # as the route: `pairs` and `needed` only when asked for
         )
 
@@ -416,7 +441,7 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 2
-        body = reader.compare(ident, args.base, args.head)
+        body = reader.compare(ident, args.base, args.head, args.min_effect)
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -476,6 +501,9 @@ def print_comparison(body: dict[str, Any]) -> None:
             f"({task['base_successes']}/{task['base_n']} -> "
             f"{task['head_successes']}/{task['head_n']})"
         )
+    least = body.get("min_effect") or 0.0
+    if least:
+        print(f"(a verdict also needs the axis to move by at least {least:g} points)")
     print("REGRESSED" if body["regressed"] else "no regression")
 
 

@@ -37,6 +37,7 @@ from tests.dashboard.screened import (
     screened,
     write_suite,
 )
+from tests.dashboard.test_compare_page import assert_fits_at_desktop_widths
 from tests.dashboard.test_pages import no_page_errors
 from tests.screening_agent import serving
 
@@ -257,6 +258,9 @@ def test_the_compare_of_the_two_screenings_shows_the_apis_regression(
     mixed = live.api(f"/agents/{ident}/compare", base="1.0.0", head_screening="shop-2")
     verdict = browser.find_element(By.ID, "verdict").text
     assert verdict.startswith("Regressed" if mixed["regressed"] else "No regression")
+    # the per-axis table, p-values included, inside its card on common desktops
+    page = f"{live.url}/agents/{ident}/compare?base_screening=shop-1&head_screening=shop-2"
+    assert_fits_at_desktop_widths(browser, page)
 
 
 def injected(driver: webdriver.Chrome) -> list[str]:
