@@ -17,6 +17,7 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
+from collector.storage.board import enter_new_agents
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.session import SqlSession, in_chunks
@@ -92,11 +93,12 @@ def replace_trace_runs(
     rows.sort(key=_run_id)
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a recomputation keeps the grade
+    enter_new_agents(session, rows, now)  # listed when their runs are visible
     return finalised
 
 
 def store_fresh_runs(
-    session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]]
+    session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]], now: float
 ) -> set[str]:
     """Store runs assembled from one request, for traces with no stored span yet.
 
@@ -109,6 +111,7 @@ def store_fresh_runs(
     rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a grade posted before the spans
+    enter_new_agents(session, rows, now)  # listed when their runs are visible
     return fresh
 
 
