@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Float, Numeric, case, cast, delete, func, literal, select
 from sqlalchemy.engine import Connection
@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 import scoring
 from api.ports import ALL_RUNS, BoardRow
 from collector.storage import kept_totals
+from collector.storage.rows import RunRow
 from collector.storage.run_records import cohort_rows, record_of
 from collector.storage.session import SqlSession, in_chunks
 from collector.storage.tables import agent_board, agents, board_stale, runs
@@ -58,15 +59,7 @@ def refresh_board(session: SqlSession, now: float) -> int:
     return len(marked)
 
 
-class WrittenRun(Protocol):
-    """What enter_new_agents reads of a run row just written (storage.rows.RunRow)."""
-
-    agent_id: str
-    task_id: str | None
-    has_agent_span: bool
-
-
-def enter_new_agents(session: SqlSession, written: Iterable[WrittenRun], now: float) -> int:
+def enter_new_agents(session: SqlSession, written: Iterable[RunRow], now: float) -> int:
     """Board rows, in the transaction that writes these runs, for their agents
     the board does not list yet: an agent new to the board, or one whose
     board row is unlisted while one of these runs is listed (a task id or an
