@@ -535,7 +535,7 @@ def print_diagnosis(body: dict[str, Any], server: str) -> None:
             if "run_id" in o:
                 print(
                     f"  run {o['run_id']}  task {o['task_id'] or '-'}  version "
-                    f"{o['version'] or '-'}  value {o['value']}"
+                    f"{o['version'] or '-'}  {_offending(axis, o['value'])}"
                 )
                 print(f"    trace: {trace.format(o['run_id'])}")
             else:
@@ -543,6 +543,18 @@ def print_diagnosis(body: dict[str, Any], server: str) -> None:
                     f"  task {o['task_id']}: {o['successes']}/{o['runs']} passed, runs "
                     f"{', '.join(o['run_ids'][:3])}"
                 )
+
+
+def _offending(axis: str, value: Any) -> str:
+    """A run offender's figure in words, as the dashboard shows it ("failed",
+    not "value False")."""
+    if axis == "correctness":
+        return "failed"
+    if axis == "latency":
+        return f"{value:,.0f} ms"
+    if axis == "cost":
+        return f"${value:.4f}"
+    return f"{value} steps"
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -573,10 +585,13 @@ def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str
         f"  verified state: {stats['verified_state'] or '- (no completed run)'} "
         f"({stats['graded_runs']} of {stats['completed_runs']} completed runs graded)"
     )
+    # `failed_runs` counts runs in status `failed`: a harness that could not
+    # run them (docs/api.md), not the runs that failed their task.
+    unsuccessful = stats["completed_runs"] - stats["successful_runs"]
     print(
-        f"  runs {stats['total_runs']}: completed {stats['completed_runs']}, successful "
-        f"{stats['successful_runs']}, failed {stats['failed_runs']}, timeout "
-        f"{stats['timeout_runs']}, running {stats['running_runs']}"
+        f"  runs {stats['total_runs']}: completed {stats['completed_runs']} (successful "
+        f"{stats['successful_runs']}, unsuccessful {unsuccessful}), infrastructure failures "
+        f"{stats['failed_runs']}, timeout {stats['timeout_runs']}, running {stats['running_runs']}"
     )
     print(
         f"  success {_num(stats['success_rate'], 4)}  consistency "
@@ -596,18 +611,31 @@ def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str
     print(
         f"repeatability over {repeat['tasks_counted']} tasks: pass^1 {_num(repeat['pass_1'], 3)}"
         f"  pass^3 {_num(repeat['pass_3'], 3)}  pass^5 {_num(repeat['pass_5'], 3)}"
+        f"{_pass_5_note(repeat['tasks'])}"
     )
 
 
+def _pass_5_note(tasks: list[dict[str, Any]]) -> str:
+    """pass^5 is 0 for a task with fewer than 5 runs (docs/scoring.md): say so
+    beside it, or a perfect 3-round screening reads as never repeatable."""
+    k = max(policy.PASS_K_LEVELS)
+    short = sum(1 for task in tasks if task["n"] < k)
+    if not short:
+        return ""
+    return f"  (k = {k} needs {k} runs a task: {short} of {len(tasks)} tasks have fewer, count 0)"
+
+
 def print_runs(items: list[dict[str, Any]]) -> None:
+    # as wide as the longest task id shown: ids were cut at 16 characters
+    wide = max([4, *(len(str(r["task_id"] or "-")) for r in items)])
     print(
-        f"{'started':<27} {'task':<16} {'status':<10} {'ok':<5} {'steps':>5} {'llm':>4} "
+        f"{'started':<27} {'task':<{wide}} {'status':<10} {'ok':<5} {'steps':>5} {'llm':>4} "
         f"{'ms':>9} {'cost $':>9}"
     )
     for r in items:
         ok = "-" if r["success"] is None else ("yes" if r["success"] else "no")
         print(
-            f"{r['started_at']:<27} {str(r['task_id'] or '-')[:16]:<16} {r['status']:<10} "
+            f"{r['started_at']:<27} {str(r['task_id'] or '-'):<{wide}} {r['status']:<10} "
             f"{ok:<5} {'-' if r['steps'] is None else r['steps']:>5} {r['llm_calls']:>4} "
             f"{_num(r['latency_ms'], 1):>9} {_num(r['cost_usd'], 5):>9}"
         )

@@ -170,3 +170,39 @@ def test_a_postgresql_database_that_does_not_exist_is_refused(postgres: Postgres
     assert refused.returncode == 2 and refused.stdout == ""
     assert f"cannot open the database {url}" in refused.stderr
     assert 'database "no_such_database" does not exist' in refused.stderr
+
+
+def test_the_read_commands_say_what_their_figures_are(tmp_path: Path) -> None:
+    """`score` names infrastructure failures for what they are beside the
+    unsuccessful runs, and says why pass^5 is 0 after 3 runs a task; `diagnose`
+    prints "failed", not "value False"; `runs` shows whole task ids."""
+    long_task = "refund-request-outside-the-window"  # 33 characters: cut at 16 before
+    server = start_server(tmp_path / "wording.db")
+    try:
+        url = f"sqlite:///{tmp_path / 'wording.db'}"
+        key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
+        client = OtlpClient(server, key)
+        for i in range(3):
+            run = agent_run(long_task, service="worded", success=i == 0, latency_ns=900_000_000)
+            client.export(run.SerializeToString(), "http")
+        client.close()
+        server_url = f"http://127.0.0.1:{server.http_port}"
+        deadline = time.monotonic() + 10
+        while "runs 3:" not in (score := cli("score", "worded", "--url", server_url).stdout):
+            assert time.monotonic() < deadline, score
+            time.sleep(0.1)
+        assert (
+            "runs 3: completed 3 (successful 1, unsuccessful 2), infrastructure failures 0, "
+            "timeout 0, running 0"
+        ) in score
+        assert (
+            "pass^5 0.000  (k = 5 needs 5 runs a task: 1 of 1 tasks have fewer, count 0)" in score
+        )
+        diagnosis = cli("diagnose", "worded", "--url", server_url).stdout
+        assert "value False" not in diagnosis and "value 900" not in diagnosis
+        assert f"task {long_task}  version -  failed" in diagnosis
+        assert f"task {long_task}  version -  900 ms" in diagnosis
+        runs = cli("runs", "worded", "--url", server_url).stdout.splitlines()
+        assert len(runs) == 4 and all(f" {long_task} " in line for line in runs[1:])
+    finally:
+        server.stop()
