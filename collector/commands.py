@@ -370,7 +370,8 @@ def _read(reader: Reader, args: argparse.Namespace) -> int:
     elif args.command == "diagnose":
         ident = reader.agent_id(args.agent, args.owner)
         body = reader.diagnostics(ident, args.version, args.limit)
-        print_diagnosis(body, args.url or "http://127.0.0.1:4318")
+        owner = (reader.agent(ident) or {}).get("owner")
+        print_diagnosis(body, args.url or "http://127.0.0.1:4318", owner)
     else:
         ident = reader.agent_id(args.agent, args.owner)
         print_runs(reader.runs(ident, args.limit)["items"])
@@ -522,10 +523,14 @@ def print_pairs(axis: str, pairs: list[dict[str, Any]]) -> None:
         print(f"      ... and {len(moved) - SHOWN_PAIRS} more")
 
 
-def print_diagnosis(body: dict[str, Any], server: str) -> None:
+def print_diagnosis(body: dict[str, Any], server: str, owner: str | None = None) -> None:
     weakest = body["weakest_axis"]
     print(f"weakest axis: {weakest or '(none: every axis is full or has no evidence)'}")
     trace = 'curl -H "authorization: Bearer $KEY" ' + f"{server.rstrip('/')}/api/v1/runs/{{}}/trace"
+    if any(o.get("run_id") for found in body["axes"].values() for o in found["offenders"]):
+        # A trace is its owner's (docs/api.md): the first-start key is owner local's.
+        whose = f"owner {owner!r}" if owner else "the agent's owner"
+        print(f"(a trace needs a key of {whose}: set KEY to one before the commands below)")
     for axis, found in body["axes"].items():
         if not found["offenders"]:
             continue

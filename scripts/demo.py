@@ -1,4 +1,4 @@
-"""`make demo`: the whole loop against a running collector, in about ten seconds.
+"""`make demo`: the whole loop against a running collector, in 20 to 30 seconds.
 
 It screens the demo agent (`badge-collector demo-agent`) with the example
 suite twice: version 1.0.0 (the `baseline` variant), then version 1.1.0 (a

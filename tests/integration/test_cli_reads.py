@@ -202,6 +202,10 @@ def test_the_read_commands_say_what_their_figures_are(tmp_path: Path) -> None:
         assert "value False" not in diagnosis and "value 900" not in diagnosis
         assert f"task {long_task}  version -  failed" in diagnosis
         assert f"task {long_task}  version -  900 ms" in diagnosis
+        # the curl lines need the agent owner's key, not any key (the first start's is local's)
+        assert "(a trace needs a key of owner 'me': set KEY to one before the commands below)" in (
+            diagnosis
+        )
         runs = cli("runs", "worded", "--url", server_url).stdout.splitlines()
         assert len(runs) == 4 and all(f" {long_task} " in line for line in runs[1:])
     finally:
