@@ -55,6 +55,7 @@ def assert_fits_at_desktop_widths(driver: webdriver.Chrome, url: str) -> None:
 def test_the_per_axis_table_fits_its_card_at_1400_and_1920_pixels(
     live: Live, browser: webdriver.Chrome
 ) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     agent = live.agent("support-bot")
     assert_fits_at_desktop_widths(browser, f"{live.url}/agents/{agent['id']}/compare")
     no_page_errors(browser)
@@ -63,6 +64,7 @@ def test_the_per_axis_table_fits_its_card_at_1400_and_1920_pixels(
 def test_a_smallest_change_typed_on_the_page_gives_the_apis_verdicts(
     live: Live, browser: webdriver.Chrome
 ) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     agent = live.agent("support-bot")
     plain = live.api(f"/agents/{agent['id']}/compare")
     assert plain["axes"]["latency"]["verdict"] == "regressed"

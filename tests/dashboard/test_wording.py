@@ -13,6 +13,7 @@ from tests.dashboard.test_pages import no_page_errors
 def test_the_overview_counts_unsuccessful_runs_and_names_infrastructure_failures(
     live: Live, browser: webdriver.Chrome
 ) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     agent = live.agent("support-bot")
     stats = live.api(f"/agents/{agent['id']}/stats")
     unsuccessful = stats["completed_runs"] - stats["successful_runs"]
@@ -30,6 +31,7 @@ def test_the_overview_counts_unsuccessful_runs_and_names_infrastructure_failures
 def test_pass_5_says_it_needs_five_runs_a_task_where_tasks_have_fewer(
     live: Live, browser: webdriver.Chrome
 ) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     coder = live.agent("coder")  # four tasks, three runs each
     reliability = live.api(f"/agents/{coder['id']}/reliability")
     assert reliability["pass_5"] == 0.0 and {t["n"] for t in reliability["tasks"]} == {3}
@@ -48,6 +50,7 @@ def test_pass_5_says_it_needs_five_runs_a_task_where_tasks_have_fewer(
 def test_tool_steps_read_ok_error_or_no_error_never_a_raw_status(
     live: Live, browser: webdriver.Chrome
 ) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     agent = live.agent("coder")
     runs = live.api("/runs", agent_id=agent["id"], page_size=50)["items"]
     chosen = max(runs, key=lambda r: r["steps"] or 0)
@@ -61,6 +64,7 @@ def test_tool_steps_read_ok_error_or_no_error_never_a_raw_status(
 
 
 def test_the_api_reference_shows_code_not_backticks(live: Live, browser: webdriver.Chrome) -> None:
+    browser.get_log("browser")  # what earlier tests left: not this one's
     document = live.http.get(f"{live.url}/openapi.json").json()
     assert "`" in document["paths"]["/api/v1/agents/{agent_id}/compare"]["get"]["description"]
     browser.get(f"{live.url}/docs")
