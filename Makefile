@@ -1,6 +1,9 @@
 # badge-collector: `make run` and `make test` are all a newcomer needs.
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# Two stamps: what running needs (`make run`, `make demo`), and on top of it
+# the test, lint and type-check tools (`make test` and the checks).
+RUN_STAMP := $(VENV)/.installed-run
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
@@ -10,16 +13,20 @@ PYTEST_ARGS ?=
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP) ## install and start the collector on the embedded SQLite default
+run: $(RUN_STAMP) ## install what running needs and start the collector on the embedded SQLite default
 	$(VENV)/bin/badge-collector serve
 
-test: $(STAMP) postgres chromium check ## install and run everything CI runs
+test: $(STAMP) postgres chromium check ## install the test tools (and PostgreSQL, Chromium) and run everything CI runs
 
 postgres: ## install Debian's PostgreSQL server if missing (the suite starts its own)
 	./scripts/ensure-postgres
@@ -45,7 +52,7 @@ imports: $(STAMP)
 openapi: $(STAMP)
 	$(PY) -m collector.openapi --check openapi.json
 
-demo: $(STAMP) ## screen the demo agent twice against `make run`'s collector (~10 s)
+demo: $(RUN_STAMP) ## screen the demo agent twice against `make run`'s collector (~20-30 s)
 	$(PY) scripts/demo.py
 
 bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not a test)

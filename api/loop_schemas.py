@@ -85,6 +85,9 @@ class Compare(BaseModel):
     composite: CompositeCompare
     tasks: list[TaskCompare]
     regressed: bool
+    min_effect: float = Field(
+        description="axis points a significant change had to move by to count (the request's)"
+    )
 
 
 class RunOffender(BaseModel):

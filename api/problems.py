@@ -30,7 +30,8 @@ class Invalid(Problem):
 
 class Conflict(Problem):
     """The subject exists but cannot be answered in its present state: a
-    certificate of a run still running, a screening id several agents share."""
+    certificate of a run still running, a screening id several agents share;
+    or a write would replace or contradict what is stored (a screening run again)."""
 
 
 class KeyRequired(Problem):
@@ -39,10 +40,6 @@ class KeyRequired(Problem):
 
 class NotYours(Problem):
     """A key was given, and it may not do this: another owner's, or the wrong role."""
-
-
-class Conflict(Problem):
-    """The write would replace or contradict what is stored (a screening run again)."""
 
 
 class Unavailable(Problem):

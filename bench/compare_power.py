@@ -3,6 +3,7 @@ detection of real changes, for compare's statistics of revision 1 and
 revision 2 side by side (docs/loop.md "How many tasks and rounds").
 
     python bench/compare_power.py [--sims 1000] [--seed 7] [--spread all]
+    python bench/compare_power.py --min-effect-only   # what a min_effect costs (~30 s)
 
 Each simulated compare screens an agent twice with the same suite. A suite
 is made of tasks that differ as real ones do: each task has its own pass
@@ -25,7 +26,9 @@ revision 2 is `scoring.compare` as shipped.
 Figures printed: the share of compares flagged per situation and suite
 size, with the axes that flagged; the targets of the release-gate issue
 are marked (unchanged <= 5% everywhere; 25% slower >= 60% at 10 x 3 and
->= 85% at 20 x 3).
+>= 85% at 20 x 3). Last, the share flagged at each `min_effect` (axis
+points a significant change must also move by; docs/loop.md "Small
+changes"), from which that page's suggested threshold comes.
 """
 
 from __future__ import annotations
@@ -255,12 +258,54 @@ def report(name: str, tasks: int, rounds: int, tally: Tally) -> None:
     )
 
 
+# The thresholds the min_effect table tries, in axis points (docs/loop.md "Small changes").
+MIN_EFFECTS = (0.0, 0.5, 1.0, 2.0, 5.0)
+MIN_EFFECT_SIZES = ((10, 3), (20, 3))
+
+
+def min_effect_table(sims: int, rnd: random.Random) -> None:
+    """Share flagged at each min_effect, from one compare per simulation: a
+    verdict is `regressed` at threshold m exactly when it is at 0 and its
+    |delta| >= m, so every threshold is read off the same compares. Also the
+    median |delta| of the axis that flagged, to show what a change moves."""
+    spread = SPREADS["typical"]
+    print(f"\n## Regressed at each min_effect (axis points), latency spread {spread}\n")
+    thresholds = " | ".join(f"min_effect {m:g}" for m in MIN_EFFECTS)
+    print(f"| situation | tasks x rounds | {thresholds} | median abs(delta) flagged |")
+    print("|---|---|" + "---|" * (len(MIN_EFFECTS) + 1))
+    for change in (*CHANGES.values(), BROKEN):
+        for tasks, rounds in MIN_EFFECT_SIZES:
+            flagged = Counter[float]()
+            moved: list[float] = []
+            for _ in range(sims):
+                agent = suite(tasks, rnd)
+                base = screen(agent, rounds, "b", spread, rnd, 0)
+                head = screen(change.alter(agent, rnd), rounds, "h", spread, rnd, 10**6)
+                deltas = [
+                    abs(c.delta or 0.0)
+                    for c in scoring.compare(base, head).axes.values()
+                    if c.verdict == "regressed"
+                ]
+                moved.extend(deltas)
+                for least in MIN_EFFECTS:
+                    flagged[least] += any(d >= least for d in deltas)
+            cells = " | ".join(share(flagged[m], sims) for m in MIN_EFFECTS)
+            middle = f"{sorted(moved)[len(moved) // 2]:.2f}" if moved else "-"
+            print(f"| {change.name} | {tasks} x {rounds} | {cells} | {middle} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sims", type=int, default=1000, help="compares per cell")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--spread", choices=(*SPREADS, "all"), default="all")
+    parser.add_argument(
+        "--min-effect-only", action="store_true", help="print only the min_effect table"
+    )
     args = parser.parse_args()
+    if args.min_effect_only:
+        min_effect_table(args.sims, random.Random(args.seed))
+        return
     spreads = list(SPREADS) if args.spread == "all" else [args.spread]
     began = time.perf_counter()
     rnd = random.Random(args.seed)
@@ -285,6 +330,7 @@ def main() -> None:
             report(
                 change.name, tasks, rounds, simulate(change, tasks, rounds, typical, args.sims, rnd)
             )
+    min_effect_table(args.sims, rnd)
     print(f"\n{time.perf_counter() - began:.0f} s", file=sys.stderr)
 
 

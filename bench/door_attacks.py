@@ -231,6 +231,7 @@ def attack_rows(fresh: Callable[[], str]) -> list[Row]:
 
     def server_and_keys(*extra: str, nofile: int | None = None) -> tuple[ServerProcess, str, str]:
         url = fresh()
+        cli("db", "upgrade", "--database-url", url)  # keys create makes no database
         victim_key = cli("keys", "create", "--owner", "victim", "--database-url", url)
         attacker_key = cli("keys", "create", "--owner", "attacker", "--database-url", url)
         server = start_server(url, *extra, nofile=nofile)

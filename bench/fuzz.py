@@ -49,6 +49,7 @@ def main() -> None:
             url = stack.enter_context(PostgresCluster(durable=True)).create_database()
         else:
             url = f"sqlite:///{stack.enter_context(tempfile.TemporaryDirectory())}/fuzz.db"
+        cli("db", "upgrade", "--database-url", url)  # keys create makes no database
         key = cli("keys", "create", "--owner", "fuzz", "--database-url", url).stdout.strip()
         for door in args.doors.split(","):
             server = start_server(url)

@@ -82,6 +82,7 @@ def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]
 def one_round(
     door: str, bodies: list[bytes], database_url: str, processes: int, stored_before: int = 0
 ) -> float:
+    cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
     servers = [start_server(database_url) for _ in range(processes)]
     try:

@@ -303,6 +303,7 @@ def main() -> None:
 
         def fresh() -> tuple[str, str]:
             url = databases()
+            cli("db", "upgrade", "--database-url", url)  # keys create makes no database
             key = cli("keys", "create", "--owner", "flood", "--database-url", url).stdout.strip()
             return url, key
 

@@ -157,6 +157,7 @@ def main() -> None:
         if args.steady_only:
             steady(args, stack, tmp)
             return
+        cli("db", "upgrade", "--database-url", url)  # keys create makes no database
         key = cli("keys", "create", "--owner", "bench", "--database-url", url).stdout.strip()
         reference, held = round_of(url, key, args.spans, 1)
         print(f"  reference: {reference:,.0f} spans/s storing {held:,} spans (no retention due)")
@@ -176,6 +177,7 @@ def steady(args: argparse.Namespace, stack: ExitStack, tmp: Path) -> None:
     if args.store == "postgresql":
         url = stack.enter_context(PostgresCluster(durable=True)).create_database()
         path = None
+    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "bench", "--database-url", url).stdout.strip()
     flags = ("--span-retention-days", str(args.age / 86400), "--retention-interval", "5")
     print(f"  steady state: rounds of {args.spans // 4:,} spans, retention age {args.age:.0f} s")

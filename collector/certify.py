@@ -198,10 +198,13 @@ def describe(found: Verified) -> list[str]:
 
 def run_signing_key(args: argparse.Namespace, settings: Settings) -> int:
     from collector.storage.certificates import recording_rotation
-    from collector.storage.engine import open_database
+    from collector.storage.engine import describe, open_existing
     from collector.storage.migrate import create_schema
 
-    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    # Like every command but serve and db upgrade: an existing database only
+    # (NoDatabase is exit 2 in cli.dispatch).
+    db = open_existing(settings.database_url, synchronous=settings.sqlite_synchronous)
+    print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     try:
         create_schema(db)
         if settings.signing_key:

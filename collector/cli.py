@@ -132,6 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=log_level(args, settings), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    from collector.storage.engine import NoDatabase
+
+    try:
+        return dispatch(args, settings)
+    except NoDatabase as exc:  # only serve and db upgrade create a database
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         return serve(settings)
     if args.command == "keys":
@@ -171,11 +181,12 @@ def db_command(settings: Settings) -> int:
 
 
 def keys_command(args: argparse.Namespace, settings: Settings) -> int:
-    from collector.storage.engine import open_database
+    from collector.storage.engine import describe, open_existing
     from collector.storage.keys import KeyStore
     from collector.storage.migrate import create_schema
 
-    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    db = open_existing(settings.database_url, synchronous=settings.sqlite_synchronous)
+    print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     create_schema(db)
     store = KeyStore(db)
     if args.keys_command == "create":
@@ -262,11 +273,15 @@ def _print_first_key(key: str, bound_host: str, http_port: int, grpc_port: int) 
     host = "127.0.0.1" if bound_host in ("0.0.0.0", "::") else bound_host
     if ":" in host:
         host = f"[{host}]"  # an IPv6 address in a URL
+    # Lines a shell runs as they are: without `export` a pasted assignment
+    # stays in the shell and the agent it starts sees none of it.
     print(
         "First start: created an ingest key for owner 'local'. It is shown ONCE; keep it.\n"
-        f"  OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port}\n"
-        f'  OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
-        f"  (gRPC: OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
-        " OTEL_EXPORTER_OTLP_PROTOCOL=grpc)",
+        "Paste these into the shell that starts your agent:\n"
+        f"  export OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port}\n"
+        f'  export OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer {key}"\n'
+        "  # or, for OTLP/gRPC, then also:\n"
+        f"  #   export OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
+        " OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
         flush=True,
     )

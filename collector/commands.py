@@ -14,18 +14,20 @@ import argparse
 import os
 import sys
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
 
+import scoring
 from api.auth import LOCAL_CALLER
 from api.ports import ALL_RUNS, RunFilter
-from api.problems import NotFound, Problem
+from api.problems import Problem
 from api.views import agents as agent_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
 from collector.settings import Settings
+from scoring import policy
 
 
 def _bounded(low: int, high: int) -> Callable[[str], int]:
@@ -43,6 +45,14 @@ def _bounded(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def _points(text: str) -> float:
+    """An argparse type: --min-effect, a finite number of axis points >= 0."""
+    try:
+        return scoring.validate_min_effect(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a finite number >= 0, not {text!r}") from None
+
+
 def add_read_commands(sub: Any) -> None:
     agents = sub.add_parser("agents", help="the leaderboard")
     agents.add_argument("--all", action="store_true", help="also non-agent services")
@@ -57,6 +67,13 @@ def add_read_commands(sub: Any) -> None:
     compare.add_argument("--base", default=None, help="version before (default: second newest)")
     compare.add_argument("--head", default=None, help="version after (default: newest)")
     compare.add_argument(
+        "--min-effect",
+        type=_points,
+        default=policy.COMPARE_MIN_EFFECT,
+        help="axis points a significant change must also move by to count (default 0; "
+        f"a CI gate: {policy.COMPARE_GATE_MIN_EFFECT:g}, docs/loop.md)",
+    )
+    compare.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit 1 when any axis regressed (gate a release in CI)",
@@ -67,6 +84,10 @@ def add_read_commands(sub: Any) -> None:
     diagnose.add_argument(
         "--limit", type=_bounded(1, 100), default=5, help="offenders per axis (1 to 100)"
     )
+    for command in (score, runs, compare, diagnose):
+        command.add_argument(
+            "--owner", default=None, help="the agent's owner, when several owners use its name"
+        )
     for command in (agents, score, runs, compare, diagnose):
         command.add_argument(
             "--url", default=None, help="read a server, e.g. http://127.0.0.1:4318"
@@ -97,6 +118,10 @@ class ReadFailed(Exception):
     """A read the collector refused (unknown agent, bad weights, nothing to compare)."""
 
 
+class AmbiguousAgent(ReadFailed):
+    """A name several owners' agents have, with no --owner to choose: exit 2."""
+
+
 class Reader:
     """The read API's documents (as JSON values), from a server or from a database.
 
@@ -108,7 +133,8 @@ class Reader:
     def board(self, everything: bool, page_size: int = 50, cursor: str | None = None) -> Any:
         raise NotImplementedError
 
-    def has_agent(self, agent_id: str) -> bool:
+    def agent(self, agent_id: str) -> Any:
+        """`GET /agents/{id}`'s document, or None for an unknown (or malformed) id."""
         raise NotImplementedError
 
     def stats(self, agent_id: str) -> Any:
@@ -126,7 +152,7 @@ class Reader:
     def versions(self, agent_id: str) -> Any:
         raise NotImplementedError
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
         """With each axis's evidence (paired tasks, what a missing verdict lacks)."""
         raise NotImplementedError
 
@@ -136,19 +162,40 @@ class Reader:
     def close(self) -> None:
         """Release what the reader holds (a connection pool, a database)."""
 
-    def agent_id(self, name_or_id: str) -> str:
-        """The id of an agent given by id or name, looked for page by page."""
-        if self.has_agent(name_or_id):
+    def agent_id(self, name_or_id: str, owner: str | None = None) -> str:
+        """The id of an agent given by id or by name (of `owner`, when given).
+
+        Names are unique per owner only (docs/runs.md "Identity"): a name
+        two owners use is refused with the candidates rather than read as
+        whichever comes first."""
+        found = self.agent(name_or_id)
+        if found is not None and owner in (None, found["owner"]):
             return name_or_id
+        named = sorted(
+            (str(a["owner"]), str(a["id"]))
+            for a in self._every_agent()
+            if a["name"] == name_or_id and owner in (None, a["owner"])
+        )
+        if not named:
+            under = f" of owner {owner!r}" if owner is not None else ""
+            raise ReadFailed(f"no agent named {name_or_id!r}{under}")
+        if len(named) > 1:
+            listed = "".join(f"\n  owner {o!r}  id {i}" for o, i in named)
+            raise AmbiguousAgent(
+                f"{len(named)} agents are named {name_or_id!r}; name one with --owner "
+                f"(or give its id):{listed}"
+            )
+        return named[0][1]
+
+    def _every_agent(self) -> Iterator[Any]:
+        """Every agent on the board (`?all=true`), page by page."""
         cursor = None
         while True:
             page = self.board(everything=True, page_size=500, cursor=cursor)
-            for agent in page["items"]:
-                if name_or_id == agent["name"]:
-                    return str(agent["id"])
+            yield from page["items"]
             cursor = page["next_cursor"]
             if cursor is None:
-                raise ReadFailed(f"no agent named {name_or_id!r}")
+                return
 
 
 class ServerReader(Reader):
@@ -178,8 +225,9 @@ class ServerReader(Reader):
         every = "true" if everything else None
         return self._get("/agents", all=every, page_size=page_size, cursor=cursor)
 
-    def has_agent(self, agent_id: str) -> bool:
-        return self._fetch(f"/agents/{urllib.parse.quote(agent_id, safe='')}")[0] == 200
+    def agent(self, agent_id: str) -> Any:
+        status, body = self._fetch(f"/agents/{urllib.parse.quote(agent_id, safe='')}")
+        return body if status == 200 else None
 
     def stats(self, agent_id: str) -> Any:
         return self._get(f"/agents/{agent_id}/stats")
@@ -196,8 +244,14 @@ class ServerReader(Reader):
     def versions(self, agent_id: str) -> Any:
         return self._get(f"/agents/{agent_id}/versions")
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
-        return self._get(f"/agents/{agent_id}/compare", base=base, head=head, evidence="true")
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
+        return self._get(
+            f"/agents/{agent_id}/compare",
+            base=base,
+            head=head,
+            evidence="true",
+            min_effect=min_effect if min_effect else None,  # an older server knows no such thing
+        )
 
     def diagnostics(self, agent_id: str, version: str | None, limit: int) -> Any:
         return self._get(f"/agents/{agent_id}/diagnostics", version=version, limit=limit)
@@ -232,12 +286,11 @@ class DatabaseReader(Reader):
             )
         )
 
-    def has_agent(self, agent_id: str) -> bool:
+    def agent(self, agent_id: str) -> Any:
         try:
-            agent_views.find_agent(self._side.reads, agent_id)
-        except NotFound:
-            return False
-        return True
+            return self._answer(lambda: agent_views.agent(self._side.reads, agent_id))
+        except ReadFailed:
+            return None
 
     def stats(self, agent_id: str) -> Any:
         return self._answer(lambda: agent_views.stats(self._side.reads, agent_id, ALL_RUNS))
@@ -262,10 +315,12 @@ class DatabaseReader(Reader):
     def versions(self, agent_id: str) -> Any:
         return self._answer(lambda: loop_views.versions(self._side.reads, agent_id))
 
-    def compare(self, agent_id: str, base: str | None, head: str | None) -> Any:
+    def compare(self, agent_id: str, base: str | None, head: str | None, min_effect: float) -> Any:
         reads = self._side.reads
         return self._answer(
-            lambda: loop_views.compare(reads, agent_id, base=base, head=head, evidence=True),
+            lambda: loop_views.compare(
+                reads, agent_id, base=base, head=head, evidence=True, min_effect=min_effect
+            ),
             exclude_unset=True,  # as the route: `pairs` and `needed` only when asked for
         )
 
@@ -284,11 +339,15 @@ def run_read_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "grade":
         return post_grade(args, settings)
     reader: Reader = ServerReader(args.url) if args.url else DatabaseReader(settings)
+    if isinstance(reader, DatabaseReader):  # which one, when several are about
+        from collector.storage.engine import describe
+
+        print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     try:
         return _read(reader, args)
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, AmbiguousAgent) else 1
     finally:
         reader.close()
 
@@ -298,18 +357,19 @@ def _read(reader: Reader, args: argparse.Namespace) -> int:
     if args.command == "agents":
         print_agents(reader.board(everything=args.all)["items"])
     elif args.command == "score":
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         print_score(
             reader.stats(ident), reader.fitness(ident, args.weights), reader.reliability(ident)
         )
     elif args.command == "compare":
         return compare_versions(reader, args)
     elif args.command == "diagnose":
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         body = reader.diagnostics(ident, args.version, args.limit)
-        print_diagnosis(body, args.url or "http://127.0.0.1:4318")
+        owner = (reader.agent(ident) or {}).get("owner")
+        print_diagnosis(body, args.url or "http://127.0.0.1:4318", owner)
     else:
-        ident = reader.agent_id(args.agent)
+        ident = reader.agent_id(args.agent, args.owner)
         print_runs(reader.runs(ident, args.limit)["items"])
     return 0
 
@@ -355,18 +415,23 @@ def _detail(body: Any) -> Any:
 def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     """0: compared (no regression, or not asked to fail on one); 1: regressed
     with --fail-on-regression; 2: nothing to compare."""
-    ident = reader.agent_id(args.agent)
-    if args.base is None and args.head is None:
-        known = reader.versions(ident)["items"]
-        if len(known) < 2:
-            print(
-                f"error: {args.agent} has {len(known)} version(s); compare needs two "
-                "(set badge.agent.version or service.version on your runs)",
-                file=sys.stderr,
-            )
-            return 2
+    if (args.base is None) != (args.head is None):  # docs/loop.md "Compare": both or neither
+        print("error: --base and --head are given together or not at all", file=sys.stderr)
+        return 2
     try:
-        body = reader.compare(ident, args.base, args.head)
+        ident = reader.agent_id(args.agent, args.owner)
+        if args.base is None:
+            # The two newest *named* versions: runs without one only with `none`.
+            named = [v for v in reader.versions(ident)["items"] if v["version"] is not None]
+            if len(named) < 2:
+                print(
+                    f"error: {args.agent} has {len(named)} named version(s); compare needs "
+                    "two (set badge.agent.version or service.version on your runs, or name "
+                    "the sides: --base none --head V compares the runs without a version)",
+                    file=sys.stderr,
+                )
+                return 2
+        body = reader.compare(ident, args.base, args.head, args.min_effect)
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -426,6 +491,9 @@ def print_comparison(body: dict[str, Any]) -> None:
             f"({task['base_successes']}/{task['base_n']} -> "
             f"{task['head_successes']}/{task['head_n']})"
         )
+    least = body.get("min_effect") or 0.0
+    if least:
+        print(f"(a verdict also needs the axis to move by at least {least:g} points)")
     print("REGRESSED" if body["regressed"] else "no regression")
 
 
@@ -444,10 +512,14 @@ def print_pairs(axis: str, pairs: list[dict[str, Any]]) -> None:
         print(f"      ... and {len(moved) - SHOWN_PAIRS} more")
 
 
-def print_diagnosis(body: dict[str, Any], server: str) -> None:
+def print_diagnosis(body: dict[str, Any], server: str, owner: str | None = None) -> None:
     weakest = body["weakest_axis"]
     print(f"weakest axis: {weakest or '(none: every axis is full or has no evidence)'}")
     trace = 'curl -H "authorization: Bearer $KEY" ' + f"{server.rstrip('/')}/api/v1/runs/{{}}/trace"
+    if any(o.get("run_id") for found in body["axes"].values() for o in found["offenders"]):
+        # A trace is its owner's (docs/api.md): the first-start key is owner local's.
+        whose = f"owner {owner!r}" if owner else "the agent's owner"
+        print(f"(a trace needs a key of {whose}: set KEY to one before the commands below)")
     for axis, found in body["axes"].items():
         if not found["offenders"]:
             continue
@@ -457,7 +529,7 @@ def print_diagnosis(body: dict[str, Any], server: str) -> None:
             if "run_id" in o:
                 print(
                     f"  run {o['run_id']}  task {o['task_id'] or '-'}  version "
-                    f"{o['version'] or '-'}  value {o['value']}"
+                    f"{o['version'] or '-'}  {_offending(axis, o['value'])}"
                 )
                 print(f"    trace: {trace.format(o['run_id'])}")
             else:
@@ -465,6 +537,18 @@ def print_diagnosis(body: dict[str, Any], server: str) -> None:
                     f"  task {o['task_id']}: {o['successes']}/{o['runs']} passed, runs "
                     f"{', '.join(o['run_ids'][:3])}"
                 )
+
+
+def _offending(axis: str, value: Any) -> str:
+    """A run offender's figure in words, as the dashboard shows it ("failed",
+    not "value False")."""
+    if axis == "correctness":
+        return "failed"
+    if axis == "latency":
+        return f"{value:,.0f} ms"
+    if axis == "cost":
+        return f"${value:.4f}"
+    return f"{value} steps"
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -495,10 +579,13 @@ def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str
         f"  verified state: {stats['verified_state'] or '- (no completed run)'} "
         f"({stats['graded_runs']} of {stats['completed_runs']} completed runs graded)"
     )
+    # `failed_runs` counts runs in status `failed`: a harness that could not
+    # run them (docs/api.md), not the runs that failed their task.
+    unsuccessful = stats["completed_runs"] - stats["successful_runs"]
     print(
-        f"  runs {stats['total_runs']}: completed {stats['completed_runs']}, successful "
-        f"{stats['successful_runs']}, failed {stats['failed_runs']}, timeout "
-        f"{stats['timeout_runs']}, running {stats['running_runs']}"
+        f"  runs {stats['total_runs']}: completed {stats['completed_runs']} (successful "
+        f"{stats['successful_runs']}, unsuccessful {unsuccessful}), infrastructure failures "
+        f"{stats['failed_runs']}, timeout {stats['timeout_runs']}, running {stats['running_runs']}"
     )
     print(
         f"  success {_num(stats['success_rate'], 4)}  consistency "
@@ -518,18 +605,31 @@ def print_score(stats: dict[str, Any], fitness: dict[str, Any], repeat: dict[str
     print(
         f"repeatability over {repeat['tasks_counted']} tasks: pass^1 {_num(repeat['pass_1'], 3)}"
         f"  pass^3 {_num(repeat['pass_3'], 3)}  pass^5 {_num(repeat['pass_5'], 3)}"
+        f"{_pass_5_note(repeat['tasks'])}"
     )
 
 
+def _pass_5_note(tasks: list[dict[str, Any]]) -> str:
+    """pass^5 is 0 for a task with fewer than 5 runs (docs/scoring.md): say so
+    beside it, or a perfect 3-round screening reads as never repeatable."""
+    k = max(policy.PASS_K_LEVELS)
+    short = sum(1 for task in tasks if task["n"] < k)
+    if not short:
+        return ""
+    return f"  (k = {k} needs {k} runs a task: {short} of {len(tasks)} tasks have fewer, count 0)"
+
+
 def print_runs(items: list[dict[str, Any]]) -> None:
+    # as wide as the longest task id shown: ids were cut at 16 characters
+    wide = max([4, *(len(str(r["task_id"] or "-")) for r in items)])
     print(
-        f"{'started':<27} {'task':<16} {'status':<10} {'ok':<5} {'steps':>5} {'llm':>4} "
+        f"{'started':<27} {'task':<{wide}} {'status':<10} {'ok':<5} {'steps':>5} {'llm':>4} "
         f"{'ms':>9} {'cost $':>9}"
     )
     for r in items:
         ok = "-" if r["success"] is None else ("yes" if r["success"] else "no")
         print(
-            f"{r['started_at']:<27} {str(r['task_id'] or '-')[:16]:<16} {r['status']:<10} "
+            f"{r['started_at']:<27} {str(r['task_id'] or '-'):<{wide}} {r['status']:<10} "
             f"{ok:<5} {'-' if r['steps'] is None else r['steps']:>5} {r['llm_calls']:>4} "
             f"{_num(r['latency_ms'], 1):>9} {_num(r['cost_usd'], 5):>9}"
         )

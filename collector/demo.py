@@ -159,11 +159,12 @@ def _one_run(
 
 
 def _demo_key(settings: Settings) -> str:
-    from collector.storage.engine import open_database
+    from collector.storage.engine import describe, open_existing
     from collector.storage.keys import KeyStore
     from collector.storage.migrate import create_schema
 
-    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    db = open_existing(settings.database_url, synchronous=settings.sqlite_synchronous)
+    print(f"database: {describe(settings.database_url)}", file=sys.stderr)
     create_schema(db)
     key = KeyStore(db).create("demo")
     db.dispose()

@@ -56,8 +56,24 @@ class Metrics:
             "Connections the HTTP port could not accept (descriptor limit and the like)",
             registry=r,
         )
+        # Times a run became terminal. A run can stop being terminal: a later
+        # span gives its spans to another run (an instrumented agent's spans
+        # that came before the screener's root), or makes it running again;
+        # those are counted in badge_runs_unfinalised, so finalised minus
+        # unfinalised is the terminal runs stored (docs/operations.md "Metrics").
         self.runs_finalised = Counter(
-            "badge_runs_finalised", "Runs that became terminal", ["status"], registry=r
+            "badge_runs_finalised",
+            "Times a run became terminal (a run that stops being terminal and becomes so "
+            "again counts again; see badge_runs_unfinalised)",
+            ["status"],
+            registry=r,
+        )
+        self.runs_unfinalised = Counter(
+            "badge_runs_unfinalised",
+            "Terminal runs that stopped being so: removed (their spans joined another run) "
+            "or running again; by the status they had",
+            ["status"],
+            registry=r,
         )
 
     def render(self) -> bytes:

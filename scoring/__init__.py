@@ -13,6 +13,7 @@ from scoring.compare import (
     Version,
     compare,
     compare_versions,
+    validate_min_effect,
 )
 from scoring.composite import composite, composite_from_aggregates, composite_trend
 from scoring.diagnostics import AxisDiagnosis, Diagnosis, RunOffender, TaskOffender, diagnose
@@ -38,6 +39,7 @@ __all__ = [
     "TaskOffender",
     "Version",
     "compare_versions",
+    "validate_min_effect",
     "default_weights",
     "evidence_needed",
     "diagnose",

@@ -11,6 +11,7 @@ false `regressed` across the five axes near alpha.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -134,11 +135,27 @@ def version_of(runs: Iterable[RunRecord]) -> Version:
     return Version(radar_cohort(everything), composite(everything), pass_k(everything))
 
 
-def compare(base_runs: Iterable[RunRecord], head_runs: Iterable[RunRecord]) -> Comparison:
-    return compare_versions(version_of(base_runs), version_of(head_runs))
+def compare(
+    base_runs: Iterable[RunRecord],
+    head_runs: Iterable[RunRecord],
+    min_effect: float = policy.COMPARE_MIN_EFFECT,
+) -> Comparison:
+    return compare_versions(version_of(base_runs), version_of(head_runs), min_effect)
 
 
-def compare_versions(base: Version, head: Version) -> Comparison:
+def validate_min_effect(min_effect: float) -> float:
+    """A finite number of axis points >= 0, else ValueError (the API's 422)."""
+    if not math.isfinite(min_effect) or min_effect < 0:
+        raise ValueError(f"min_effect must be a finite number >= 0, not {min_effect}")
+    return float(min_effect)
+
+
+def compare_versions(
+    base: Version, head: Version, min_effect: float = policy.COMPARE_MIN_EFFECT
+) -> Comparison:
+    """`min_effect`: the axis points a significant change must also move by
+    to be `regressed` or `improved` (docs/loop.md "Small changes")."""
+    least = validate_min_effect(min_effect)
     base_cohort, head_cohort = radar_cohort(base.cohort), radar_cohort(head.cohort)
     base_radar, head_radar = radar(base_cohort), radar(head_cohort)
     values = {
@@ -150,7 +167,8 @@ def compare_versions(base: Version, head: Version) -> Comparison:
     }
     adjusted = _holm(tested)
     axes = {
-        axis: _judged(*values[axis], tested[axis], adjusted.get(axis)) for axis in policy.RADAR_AXES
+        axis: _judged(*values[axis], tested[axis], adjusted.get(axis), least)
+        for axis in policy.RADAR_AXES
     }
     base_side, head_side = _side(base, base_radar), _side(head, head_radar)
     return Comparison(
@@ -245,7 +263,11 @@ def _holm(tested: Mapping[str, _Tested]) -> dict[str, float]:
 
 
 def _judged(
-    before: float | None, after: float | None, tested: _Tested, adjusted: float | None
+    before: float | None,
+    after: float | None,
+    tested: _Tested,
+    adjusted: float | None,
+    min_effect: float,
 ) -> AxisChange:
     paired_tasks = len(tested.pairs) if tested.paired else None
     pairs = tested.pairs
@@ -265,7 +287,9 @@ def _judged(
             tested.needed,
         )
     verdict = UNCHANGED
-    if adjusted < policy.COMPARE_ALPHA:
+    # The reported (rounded) delta against min_effect, so a reader can check it.
+    large_enough = delta is not None and abs(delta) >= min_effect
+    if adjusted < policy.COMPARE_ALPHA and large_enough:
         worse = result.z > 0 if tested.worse_when_z_above_zero else result.z < 0
         verdict = REGRESSED if worse else IMPROVED
     return AxisChange(

@@ -3,6 +3,7 @@ axis its points (docs/scoring.md "Diagnostics"). Pure, over the radar cohort."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -89,22 +90,30 @@ def _worst(
     newest_first: bool,
     limit: int,
 ) -> tuple[RunOffender, ...]:
-    """Runs whose value costs the axis points: the newest first (correctness)
-    or the largest value first; ties by run id."""
+    """Runs whose value costs the axis points: the newest first by terminal
+    time (correctness) or the largest value first; ties by run id ascending
+    (docs/loop.md "Diagnostics"). Not the cohort's own order: it breaks ties
+    by run id descending (docs/scoring.md "Fitness radar")."""
     found = []
-    for position, run in enumerate(cohort):  # the cohort is newest first
+    for run in cohort:
         value = value_of(run)
         if value is not None and offends(value):
-            found.append((position if newest_first else -value, run.id, run, value))
+            found.append((_newest(run) if newest_first else -value, run.id, run, value))
     found.sort(key=lambda item: (item[0], item[1]))
     return tuple(RunOffender(r.id, r.task_id, v, r.ended_at) for _, _, r, v in found[:limit])
+
+
+def _newest(run: RunRecord) -> float:
+    """A sort key putting the latest terminal time first (a run without one last)."""
+    return -run.ended_at.timestamp() if run.ended_at is not None else math.inf
 
 
 def _flaky_tasks(cohort: list[RunRecord], limit: int) -> tuple[TaskOffender, ...]:
     """Tasks with >= 2 known outcomes that neither always pass nor always fail,
     the flakiest (largest 4p(1-p)) first, then by task id."""
     by_task: dict[str, list[RunRecord]] = defaultdict(list)
-    for run in cohort:  # newest first, so each task's run ids are too
+    # Each task's run ids newest first, ties by run id ascending (LOOP.md section 3).
+    for run in sorted(cohort, key=lambda r: (_newest(r), r.id)):
         if run.task_id is not None and run.success is not None:
             by_task[run.task_id].append(run)
     found = []

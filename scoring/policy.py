@@ -68,6 +68,19 @@ COMPARE_MIN_PAIRED_TASKS: Final = 5
 COMPARE_MIN_VALUES: Final = 5
 COMPARE_P_DECIMALS: Final = 6
 COMPARE_AXIS_DECIMALS: Final = 2
+# A significant change is `regressed` / `improved` only when its axis also
+# moved by at least this many points (|delta|); below, `unchanged`. The
+# default 0 keeps docs/loop.md's verdicts (and the compare vectors) as they
+# are; docs/loop.md "Small changes" suggests COMPARE_GATE_MIN_EFFECT for a CI
+# gate. One axis point is 50 ms of p50 latency past 500 ms, $0.001 of p50
+# cost past $0.01, 0.1 steps past 3, one point of pass rate; in
+# `bench/compare_power.py --min-effect-only` (1,000 compares a cell) it took
+# the detection of a 25% slowdown from 45.2% to 43.8% (10 tasks x 3 rounds)
+# and 94.8% to 93.2% (20 x 3), and that of two broken tasks from 15.7% to
+# 15.6%; what it drops are changes the radar does not score (a median cost
+# under $0.01 or steps under 3 both sides, so the axis stays at 100).
+COMPARE_MIN_EFFECT: Final = 0.0
+COMPARE_GATE_MIN_EFFECT: Final = 1.0
 
 # Diagnostics: a run costs an axis points past these values (the radar's own
 # anchors: latency and cost lose points above them, steps above 3).

@@ -1,4 +1,4 @@
-"""`make demo`: the whole loop against a running collector, in about ten seconds.
+"""`make demo`: the whole loop against a running collector, in 20 to 30 seconds.
 
 It screens the demo agent (`badge-collector demo-agent`) with the example
 suite twice: version 1.0.0 (the `baseline` variant), then version 1.1.0 (a
@@ -108,16 +108,38 @@ def answers(http: httpx.Client, url: str) -> bool:
         return False
 
 
+def gate_compared(http: httpx.Client, ident: str, base_runs: int) -> str:
+    """What the gate compared, beside the two screenings compared here: `screen
+    --baseline` takes a version, every run of it so far (each `make demo`
+    adds a screening of 1.0.0), so its p-values are not these once there are more."""
+    versions = http.get(f"/api/v1/agents/{ident}/versions", params={"page_size": 500}).json()
+    runs = next((v["total_runs"] for v in versions["items"] if v["version"] == BASE), 0)
+    listed = http.get(f"/api/v1/agents/{ident}/screenings", params={"page_size": 500}).json()
+    screenings = sum(1 for s in listed["items"] if s["version"] == BASE)
+    if screenings <= 1:
+        return f"(the gate above compared the same runs: version {BASE} has only this screening)"
+    counted = min(runs, 100)  # a side is its latest 100 finished runs (docs/loop.md)
+    return (
+        f"(the gate above compared version {BASE} as a whole, {counted} of its {runs} runs "
+        f"over {screenings} screenings, with the {HEAD} screening; here the baseline is this "
+        f"demo's screening alone, {base_runs} runs, so the p-values differ)"
+    )
+
+
 def where_to_look(http: httpx.Client, base_id: str, head_id: str, owner_key: str) -> None:
     ident = quote(agent_id(http, head_id), safe="")
     agent = f"{URL}/agents/{ident}"
     sides = urlencode({"base_screening": base_id, "head_screening": head_id})
     compared = http.get(f"/api/v1/agents/{ident}/compare?{sides}").json()
-    say(f"\nWhat the collector found, {BASE} (baseline) against {HEAD} ({VARIANT}):")
+    say(
+        f"\nWhat the collector found, screening {base_id} ({BASE}, the baseline) against "
+        f"screening {head_id} ({HEAD}, {VARIANT}):"
+    )
     for axis, change in compared["axes"].items():
         say(f"  {axis:<16} {change['verdict']:<22} p adj. {change['p_adjusted']}")
     moved = [f"{t['task_id']} ({t['change']})" for t in compared["tasks"] if t["change"] != "same"]
     say(f"  tasks that changed: {', '.join(moved) or 'none'}")
+    say(f"  {gate_compared(http, ident, compared['base']['runs_counted'])}")
     say("\nWhere to look:")
     say(f"  the leaderboard      {URL}/")
     say(f"  the agent            {agent}")

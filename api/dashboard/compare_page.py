@@ -1,8 +1,8 @@
 """The compare page: two versions, two screenings, or one of each (docs/dashboard.md).
 
 Its address takes the API's own parameters (`base`, `head`, `base_screening`,
-`head_screening`), so a page and `GET /api/v1/agents/{id}/compare` with the
-same query say the same. The picker lists screenings beside versions in one
+`head_screening`, `min_effect`), so a page and `GET /api/v1/agents/{id}/compare`
+with the same query say the same. The picker lists screenings beside versions in one
 list per side; a pick (`before=v:1.2`, `after=s:nightly-7`) is redirected to
 those parameters, so every compare has one address, and no script is needed.
 """
@@ -22,6 +22,7 @@ from api.ports import ScreeningInfo
 from api.problems import Invalid
 from api.views import agents as agent_views
 from api.views import loop as loop_views
+from scoring import policy
 
 router = APIRouter(include_in_schema=False)
 PICKED_SCREENINGS = 100  # the newest screenings the picker offers
@@ -39,11 +40,13 @@ def compare_page(
     head_screening: Screening = None,
     before: Name = None,
     after: Name = None,
+    min_effect: Annotated[str | None, Query(max_length=32)] = None,
 ) -> Response:
     """Both radars, each axis's verdict and its paired tasks, the tasks that moved."""
     agent = agent_views.agent(store, agent_id)
+    least = (min_effect or "").strip()
     if before or after:
-        return RedirectResponse(_address(agent.id, before, after), status_code=303)
+        return RedirectResponse(_address(agent.id, before, after, least), status_code=303)
     versions = loop_views.versions(store, agent.id).items
     screenings = store.screenings(agent.id)
     names = [loop_views.NULL_VERSION if v.version is None else v.version for v in versions]
@@ -64,6 +67,7 @@ def compare_page(
             evidence=True,
             base_screening=sides["base_screening"],
             head_screening=sides["head_screening"],
+            min_effect=_points(least),
         )
     except Invalid as exc:  # a side that cannot be compared: said on the page
         problem = exc.detail
@@ -89,6 +93,8 @@ def compare_page(
         head_label=_label(sides["head"], sides["head_screening"], by_id),
         base_screening=sides["base_screening"],
         head_screening=sides["head_screening"],
+        min_effect=least,
+        suggested_min_effect=policy.COMPARE_GATE_MIN_EFFECT,
         result=result,
         problem=problem,
         radars=radars,
@@ -96,7 +102,17 @@ def compare_page(
     )
 
 
-def _address(agent_id: str, before: str | None, after: str | None) -> str:
+def _points(text: str) -> float:
+    """The page's min_effect field: empty is the API's default."""
+    if not text:
+        return policy.COMPARE_MIN_EFFECT
+    try:
+        return float(text)
+    except ValueError:
+        raise Invalid(f"min_effect must be a finite number >= 0, not {text!r}") from None
+
+
+def _address(agent_id: str, before: str | None, after: str | None, min_effect: str) -> str:
     """The canonical address of a pick: `v:NAME` a version, `s:ID` a screening."""
     query: dict[str, str] = {}
     for side, picked in (("base", before), ("head", after)):
@@ -106,6 +122,8 @@ def _address(agent_id: str, before: str | None, after: str | None) -> str:
         if kind not in ("v", "s") or not value:
             raise Invalid(f"pick a version (v:NAME) or a screening (s:ID), not {picked!r}")
         query[side if kind == "v" else f"{side}_screening"] = value
+    if min_effect:
+        query["min_effect"] = min_effect
     return f"/agents/{agent_id}/compare?{urlencode(query)}"
 
 

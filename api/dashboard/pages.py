@@ -10,6 +10,7 @@ the board, submits pickers and loads a trace with the key the viewer types
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 
 import scoring
 from api.dashboard.charts import (
@@ -78,6 +80,19 @@ def _segment(text: str) -> str:
     return quote(text, safe="")
 
 
+def _inline(text: str | None) -> Markup:
+    """Text with Markdown's `code` spans as <code> (the OpenAPI document's
+    descriptions use them; /docs showed the backticks), everything escaped."""
+    escaped = str(escape(text or ""))
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", escaped))
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# A tool step's OTel status as a reader takes it: UNSET is what most
+# instrumentations leave on a call that went fine (not an unknown outcome).
+STEP_STATUSES = {"ok": "ok", "error": "error", "unset": "no error"}
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -88,6 +103,9 @@ def _environment() -> Environment:
     env.filters["num"] = _number
     env.filters["when"] = _when
     env.filters["segment"] = _segment
+    env.filters["inline"] = _inline
+    env.globals["step_statuses"] = STEP_STATUSES
+    env.globals["pass_k_top"] = max(policy.PASS_K_LEVELS)
     env.globals["axis_labels"] = AXIS_LABELS
     env.globals["test_labels"] = TEST_LABELS
     env.globals["pair_labels"] = PAIR_LABELS

@@ -22,6 +22,7 @@ from api.ports import ScreenedRun, ScreeningInfo
 from api.screening_schemas import ScreeningItem
 from api.views import agents as agent_views
 from api.views import screenings as screening_views
+from scoring import policy
 
 router = APIRouter(include_in_schema=False)
 CELLS_PER_PAGE = 1200  # grid cells on one page (tasks x rounds): pages stay small
@@ -130,6 +131,9 @@ def screening_page(
     ]
     values = {axis: getattr(detail.radar, axis) for axis in AXES}
     pages = max(1, -(-len(detail.tasks) // size))
+    # pass^k's tasks (at least PASS_K_MIN_OUTCOMES known outcomes) and those short of k = 5
+    known = [sum(o is not None for o in task.outcomes) for task in detail.tasks]
+    counted = [n for n in known if n >= policy.PASS_K_MIN_OUTCOMES]
     return page(
         "screening.html",
         title=f"Screening {info.screening_id}",
@@ -142,4 +146,6 @@ def screening_page(
         number=number,
         pages=pages,
         first_task=(number - 1) * size + 1,
+        counted_for_pass_k=len(counted),
+        short_for_top_k=sum(1 for n in counted if n < max(policy.PASS_K_LEVELS)),
     )

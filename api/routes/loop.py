@@ -11,6 +11,7 @@ from api.deps import Cursor, FilterDep, PageSize, StoreDep
 from api.errors import error
 from api.loop_schemas import Compare, Diagnostics, VersionList
 from api.views import loop as views
+from scoring import policy
 
 router = APIRouter(prefix="/api/v1/agents", tags=["loop"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent")}
@@ -49,6 +50,13 @@ def compare(
     head_screening: Annotated[
         str | None, Query(description="a screening's runs as the side after, instead of `head`")
     ] = None,
+    min_effect: Annotated[
+        float,
+        Query(
+            description="axis points a significant change must also move by to be `regressed` "
+            "or `improved` (a finite number >= 0; default 0)"
+        ),
+    ] = policy.COMPARE_MIN_EFFECT,
 ) -> Compare:
     """Did head do better or worse than base, on which axis, beyond noise?
 
@@ -64,6 +72,7 @@ def compare(
         evidence=evidence,
         base_screening=base_screening,
         head_screening=head_screening,
+        min_effect=min_effect,
     )
 
 

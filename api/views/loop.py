@@ -67,13 +67,19 @@ def compare(
     evidence: bool = False,
     base_screening: str | None = None,
     head_screening: str | None = None,
+    min_effect: float = scoring.policy.COMPARE_MIN_EFFECT,
 ) -> Compare:
     """Did head do better or worse than base, on which axis, beyond noise?
 
     Without `base` and `head`: the two newest versions (head the newest).
     A side may be a screening instead (docs/screening.md). Tasks are paired
-    per axis when at least 5 match; Holm corrects across axes.
+    per axis when at least 5 match; Holm corrects across axes. A significant
+    change smaller than `min_effect` axis points is `unchanged`.
     """
+    try:
+        least = scoring.validate_min_effect(min_effect)
+    except ValueError as exc:
+        raise Invalid(str(exc)) from None
     agent = find_agent(store, agent_id)
     for version, screening, side in (
         (base, base_screening, "base"),
@@ -88,7 +94,7 @@ def compare(
         store, agent.id, base
     )
     after = _screening_side(store, agent.id, head_screening) or _version_side(store, agent.id, head)
-    result = scoring.compare_versions(before[0], after[0])
+    result = scoring.compare_versions(before[0], after[0], least)
     return Compare(
         agent_id=agent.id,
         base=_side(before[1], result.base),
@@ -97,6 +103,7 @@ def compare(
         composite=CompositeCompare.model_validate(result.composite, from_attributes=True),
         tasks=[TaskCompare.model_validate(t, from_attributes=True) for t in result.tasks],
         regressed=result.regressed,
+        min_effect=least,
     )
 
 

@@ -174,6 +174,7 @@ def with_workers(
 
 
 def run_trial(kind: str, url: str, rnd: random.Random) -> Trial:
+    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     keys = {
         role: cli(
             "keys", "create", "--owner", "crash", "--role", role, "--database-url", url

@@ -19,7 +19,9 @@ each connection here:
 - `http_guard.ConnectionGuard` admits it or not as it opens.
 
 The parser is uvicorn's own (httptools' llhttp): keep-alive throughput is
-unchanged (bench/ingest.py, docs/reliability.md).
+unchanged (bench/ingest.py, docs/reliability.md). The overrides depend on
+uvicorn's internals, so pyproject.toml pins the uvicorn they were tested on
+and tests/collector/test_uvicorn_pin.py fails when it or those methods change.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ class RunCommitHook:
     def in_transaction(self, session: SqlSession, batches: Sequence[Batch], now: float) -> Any:
         stored: set[TraceKey] = set()
         for owner, by_trace in _fresh_runs(batches).items():
-            stored |= {(owner, t) for t in store_fresh_runs(session, owner, by_trace)}
+            stored |= {(owner, t) for t in store_fresh_runs(session, owner, by_trace, now)}
         touched: set[TraceKey] = set().union(*(b.traces for b in batches))
         # Committed with the spans, so a crash before their runs are recomputed
         # leaves a mark the sweeper finds (RunRecomputer.sweep).

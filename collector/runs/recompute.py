@@ -21,14 +21,16 @@ from concurrent.futures import Future
 from typing import Any
 
 from collector.assembly.facts import SpanFacts
-from collector.assembly.runs import Run, Timers, assemble_trace
+from collector.assembly.runs import Timers, assemble_trace
 from collector.errors import Overloaded
 from collector.metrics import Metrics
 from collector.runs.cache import TraceCache
 from collector.runs.queue import JobSink, TraceQueue
 from collector.runs.store import (
+    RunChanges,
     clear_pending,
     count_finalised,
+    count_unfinalised,
     group_by_owner,
     load_trace_facts,
     replace_trace_runs,
@@ -127,12 +129,13 @@ class RunRecomputer:
                 waiting.append((owner, chunk, self._store(owner, chunk)))
         for owner, chunk, future in waiting:
             try:
-                changed, finalised = future.result()
+                changed, stored = future.result()
             except Overloaded:
-                changed, finalised = chunk, []  # not stored: try again next round
+                changed, stored = chunk, RunChanges([], [])  # not stored: try again next round
             if changed:
                 self._queue.notify({(owner, trace_id) for trace_id in changed})
-            count_finalised(self._metrics, (run.status for run in finalised))
+            count_finalised(self._metrics, (run.status for run in stored.finalised))
+            count_unfinalised(self._metrics, stored.unfinalised)
 
     def _store(self, owner: str, trace_ids: list[str]) -> Future[Any]:
         facts = self._facts(owner, trace_ids)
@@ -147,15 +150,15 @@ class RunRecomputer:
                 took = time.monotonic() - began
                 self._cooling[(owner, trace_id)] = time.monotonic() + _COOLING_FACTOR * took
 
-        def write(session: SqlSession) -> tuple[list[str], list[Run]]:
+        def write(session: SqlSession) -> tuple[list[str], RunChanges]:
             current = span_counts(session, owner, trace_ids)
             changed = [t for t in trace_ids if current.get(t, 0) != len(facts[t])]
             for trace_id in changed:
                 del assembled[trace_id]
                 self._cache.drop((owner, trace_id))
-            finalised = replace_trace_runs(session, owner, assembled, now)
+            stored = replace_trace_runs(session, owner, assembled, now)
             clear_pending(session, owner, list(assembled))
-            return changed, finalised
+            return changed, stored
 
         return self._jobs.submit_job(write, {(owner, trace_id) for trace_id in trace_ids})
 

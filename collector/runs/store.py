@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from sqlalchemy import delete, select
 
@@ -17,6 +18,7 @@ from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
 from collector.runs.run_rows import run_row, terminal_at
+from collector.storage.board import enter_new_agents
 from collector.storage.grades import apply_grades
 from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.session import SqlSession, in_chunks
@@ -30,9 +32,23 @@ def _run_id(row: RunRow) -> str:
 
 
 def count_finalised(metrics: Metrics, statuses: Iterable[str]) -> None:
-    """The runs-finalised metric: one count per run that became terminal."""
+    """The runs-finalised metric: one count each time a run became terminal."""
     for status in statuses:
         metrics.runs_finalised.labels(status).inc()
+
+
+def count_unfinalised(metrics: Metrics, statuses: Iterable[str]) -> None:
+    """Terminal runs a recomputation removed or found running again, by the
+    status they had: finalised minus these is the terminal runs stored."""
+    for status in statuses:
+        metrics.runs_unfinalised.labels(status).inc()
+
+
+class RunChanges(NamedTuple):
+    """What a recomputation's write did to terminal runs, counted once it commits."""
+
+    finalised: list[Run]  # became terminal
+    unfinalised: list[str]  # the statuses of terminal runs removed or running again
 
 
 def load_trace_facts(
@@ -47,37 +63,41 @@ def load_trace_facts(
 
 def replace_trace_runs(
     session: SqlSession, owner: str, assembled: dict[str, list[Run]], now: float
-) -> list[Run]:
+) -> RunChanges:
     """Write the new runs of these traces; drop runs the traces no longer hold.
 
     `terminal_at` is the collector clock when a run first became terminal
-    (docs/runs.md "Delivery in any order"); it survives recomputation. Returns newly terminal runs.
+    (docs/runs.md "Delivery in any order"); it survives recomputation. Returns
+    the runs newly terminal and the terminal runs removed or running again.
     """
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
+    status_of: dict[str, str] = {}
     sealed: set[str] = set()  # retention removed spans of them: left as they are
     keep = {run.id for group in assembled.values() for run in group}
     wanted = set(trace_ids)
     for chunk in in_chunks(trace_ids):
         found = session.select_runs_of_traces(
-            ("id", "terminal_at", "owner", "trace_id", "sealed_at"), owner, chunk
+            ("id", "terminal_at", "owner", "trace_id", "sealed_at", "status"), owner, chunk
         )
-        for run_id, stored_at, run_owner, trace_id, sealed_at in found:
+        for run_id, stored_at, run_owner, trace_id, sealed_at, status in found:
             # Before migration 0012 SQLite gave an emptied table's last number
             # again: a run kept from a trace retention removed may carry it.
             if run_owner == owner and trace_id in wanted:
-                existing[run_id] = stored_at
+                existing[run_id], status_of[run_id] = stored_at, status
                 if sealed_at is not None:
                     sealed.add(run_id)
     # A run stored under an earlier number of its trace (retention removed the
     # trace row with its last span) is still found by its id.
-    for run_id, stored_at, sealed_at in session.select_runs_by_id(
-        ("id", "terminal_at", "sealed_at"), keep - existing.keys()
+    for run_id, stored_at, sealed_at, status in session.select_runs_by_id(
+        ("id", "terminal_at", "sealed_at", "status"), keep - existing.keys()
     ):
-        existing[run_id] = stored_at
+        existing[run_id], status_of[run_id] = stored_at, status
         if sealed_at is not None:
             sealed.add(run_id)
-    session.delete_runs([r for r in existing if r not in keep and r not in sealed])
+    removed = [r for r in existing if r not in keep and r not in sealed]
+    session.delete_runs(removed)
+    unfinalised = [status_of[r] for r in removed if existing[r] is not None]
     rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
@@ -88,15 +108,18 @@ def replace_trace_runs(
             at = terminal_at(run, before, now)
             if at is not None and before is None:
                 finalised.append(run)
+            elif at is None and before is not None:  # terminal, now running again
+                unfinalised.append(status_of[run.id])
             rows.append(run_row(owner, run, at, now))
     rows.sort(key=_run_id)
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a recomputation keeps the grade
-    return finalised
+    enter_new_agents(session, rows, now)  # listed when their runs are visible
+    return RunChanges(finalised, unfinalised)
 
 
 def store_fresh_runs(
-    session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]]
+    session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]], now: float
 ) -> set[str]:
     """Store runs assembled from one request, for traces with no stored span yet.
 
@@ -109,6 +132,7 @@ def store_fresh_runs(
     rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a grade posted before the spans
+    enter_new_agents(session, rows, now)  # listed when their runs are visible
     return fresh
 
 

@@ -8,13 +8,15 @@ the composite over time. A run change marks its agent in `board_stale`
 (the session's `fold_run_deltas`); `refresh_board` recomputes at most
 `REFRESH_PER_STEP` marked agents per sweep from the kept sums and the
 agent's cohort. A page of the board, in canonical order or re-ranked by any
-weights, is then one query.
+weights, is then one query. An agent the board does not list yet is entered
+by the commit that writes its runs (`enter_new_agents`), so it is listed as
+soon as they are visible.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import Float, Numeric, case, cast, delete, func, literal, select
@@ -23,13 +25,17 @@ from sqlalchemy.engine import Connection
 import scoring
 from api.ports import ALL_RUNS, BoardRow
 from collector.storage import kept_totals
+from collector.storage.rows import RunRow
 from collector.storage.run_records import cohort_rows, record_of
-from collector.storage.session import SqlSession
+from collector.storage.session import SqlSession, in_chunks
 from collector.storage.tables import agent_board, agents, board_stale, runs
 from collector.storage.totals import composite_of, counts_of
 from scoring import policy
 
 REFRESH_PER_STEP = 200  # agents refreshed per sweep: a sweep's work stays bounded
+# Agents a run commit enters on the board itself (enter_new_agents); past it,
+# a request that brings more new agents at once leaves the rest to the sweeper.
+ENTER_PER_COMMIT = 200
 TREND_RUNS = 1000  # the sparkline covers at most this many latest completed runs
 TREND_POINTS = 12
 _COLUMNS = tuple(c.name for c in agent_board.columns)
@@ -51,6 +57,42 @@ def refresh_board(session: SqlSession, now: float) -> int:
         session.upsert_rows(agent_board, _COLUMNS, rows, key=("agent_id",))
     session.execute(delete(board_stale).where(board_stale.c.agent_id.in_(marked)))
     return len(marked)
+
+
+def enter_new_agents(session: SqlSession, written: Iterable[RunRow], now: float) -> int:
+    """Board rows, in the transaction that writes these runs, for their agents
+    the board does not list yet: an agent new to the board, or one whose
+    board row is unlisted while one of these runs is listed (a task id or an
+    agent span: kept_totals' `listed`). Its runs are visible once this
+    commits (docs/runs.md "Delivery": within 1 s of the request), and so is
+    the agent, on /agents, the board and the CLI's name lookup, however long
+    the next sweep takes; the sweeper still refreshes every figure after.
+    Returns how many it entered (at most ENTER_PER_COMMIT)."""
+    listable: dict[str, bool] = {}
+    for run in written:
+        listed = run.task_id is not None or run.has_agent_span
+        listable[run.agent_id] = listable.get(run.agent_id, False) or listed
+    if not listable:
+        return 0
+    on_board: dict[str, bool] = {}
+    for chunk in in_chunks(sorted(listable)):
+        query = select(agent_board.c.agent_id, agent_board.c.listed).where(
+            agent_board.c.agent_id.in_(chunk)
+        )
+        on_board.update((r.agent_id, bool(r.listed)) for r in session.execute(query))
+    wanted = [
+        ident
+        for ident in sorted(listable)
+        if ident not in on_board or (listable[ident] and not on_board[ident])
+    ][:ENTER_PER_COMMIT]
+    if not wanted:
+        return 0
+    known = session.execute(
+        select(agents.c.id, agents.c.owner, agents.c.name).where(agents.c.id.in_(wanted))
+    ).all()
+    rows = [_row(session.conn, agent, now) for agent in sorted(known, key=lambda a: a.id)]
+    session.upsert_rows(agent_board, _COLUMNS, rows, key=("agent_id",))
+    return len(rows)
 
 
 def _row(conn: Connection, agent: Any, now: float) -> tuple[Any, ...]:

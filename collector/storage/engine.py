@@ -7,13 +7,15 @@ so nothing above asks which database it is.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, make_url, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from collector.storage.postgresql.backend import PostgresBackend
 from collector.storage.session import Backend, SqlSession
@@ -72,6 +74,45 @@ def open_database(url: str, *, synchronous: str = "FULL") -> Database:
     if url.startswith("sqlite"):
         return Database(SqliteBackend(url, synchronous))
     return Database(PostgresBackend(url))
+
+
+class NoDatabase(Exception):
+    """The settings name a database that is not there. Only `serve` and `db
+    upgrade` create one: any other command that made a new empty file in
+    the wrong folder would hand out keys the server never sees."""
+
+
+def describe(url: str) -> str:
+    """The database a URL names, as a user recognises it: a SQLite file's
+    absolute path, else the URL without its password."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        name = parsed.database
+        return os.path.abspath(name) if name and name != ":memory:" else "(in memory)"
+    return parsed.render_as_string(hide_password=True)
+
+
+def open_existing(url: str, *, synchronous: str = "FULL") -> Database:
+    """The database the URL names, or NoDatabase when it does not exist (a
+    SQLite file not there, a PostgreSQL database that refuses or is missing)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        name = parsed.database
+        if name and name != ":memory:" and not os.path.exists(name):
+            raise NoDatabase(
+                f"no database at {describe(url)}: `badge-collector serve` or "
+                "`badge-collector db upgrade` creates it (or point BADGE_DATABASE_URL / "
+                "--database-url at the one your collector uses)"
+            )
+    db = open_database(url, synchronous=synchronous)
+    try:
+        with db.reader.connect():
+            pass
+    except DBAPIError as exc:
+        db.dispose()
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+        raise NoDatabase(f"cannot open the database {describe(url)}: {reason}") from None
+    return db
 
 
 def ping(db: Database) -> bool:

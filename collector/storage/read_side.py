@@ -16,7 +16,7 @@ from collector.storage.agents import AgentDirectory, AgentRemoval
 from collector.storage.board import catch_up
 from collector.storage.certificate_reads import SqlCertificateReads
 from collector.storage.certificates import Signing, SqlCertificateDesk
-from collector.storage.engine import Database, open_database
+from collector.storage.engine import Database, open_database, open_existing
 from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
 from collector.storage.weights import SqlWeightStore
@@ -62,8 +62,9 @@ def read_side(
 
 def open_read_side(settings: Settings, clock: Clock) -> tuple[Database, ReadSide]:
     """Open the settings' database for reading with no collector in this process:
-    migrated, and its board brought up to date once."""
-    db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
+    migrated, and its board brought up to date once. It must exist
+    (`NoDatabase` otherwise): a read never creates a database."""
+    db = open_existing(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)
     # No trace or run key is looked up: the writer's key-tail memory (and its
     # catch-up read of up to 20,000 keys a table) is not wanted here.

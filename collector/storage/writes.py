@@ -12,6 +12,11 @@ from collector.storage.session import SqlSession
 from collector.storage.tables import agents, pending_traces, spans, traces
 
 
+def write_agents(session: SqlSession, agent_rows: Sequence[AgentRow]) -> None:
+    """New agents (one already stored is left as it is)."""
+    session.insert_ignore_rows(agents, AGENT_COLUMNS, agent_rows)
+
+
 def write_batch(
     session: SqlSession,
     agent_rows: Sequence[AgentRow],
@@ -19,7 +24,7 @@ def write_batch(
     resource_rows: Sequence[ResourceRow] = (),
 ) -> None:
     """One group commit's rows; duplicates (exporter retries) are stored once."""
-    session.insert_ignore_rows(agents, AGENT_COLUMNS, agent_rows)
+    write_agents(session, agent_rows)
     register_resources(session, resource_rows)
     session.insert_spans(spans, SPAN_COLUMNS, span_rows)
 

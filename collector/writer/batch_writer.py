@@ -29,7 +29,7 @@ from collector.storage.engine import Database
 from collector.storage.failures import is_unavailable, is_unstorable
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.session import SqlSession
-from collector.storage.writes import write_batch
+from collector.storage.writes import write_agents, write_batch
 from collector.types import TraceKey
 
 log = logging.getLogger(__name__)
@@ -178,10 +178,13 @@ class BatchWriter:
                 # Jobs first: a run computed from N spans is checked against
                 # the N spans stored before this batch adds more.
                 results = [job.write(session) for job in jobs]
+                # New agents before the hook: the runs it stores enter theirs
+                # on the board in this transaction (storage.board.enter_new_agents).
+                write_agents(session, _unique_agents(b.agent_rows for b in taken))
                 state = self._hook.in_transaction(session, taken, now) if taken else None
                 write_batch(
                     session,
-                    _unique_agents(b.agent_rows for b in taken),
+                    [],
                     [row for b in taken for row in b.span_rows],
                     [row for b in taken for row in b.resource_rows],
                 )

@@ -53,6 +53,7 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     db = tmp_path_factory.mktemp("dashboard") / "collector.db"
     url = f"sqlite:///{db}"
+    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "demo", "--database-url", url).stdout.strip()
     server = start_server(db)
     http = httpx.Client(timeout=30)

@@ -37,6 +37,7 @@ from tests.dashboard.screened import (
     screened,
     write_suite,
 )
+from tests.dashboard.test_compare_page import assert_fits_at_desktop_widths
 from tests.dashboard.test_pages import no_page_errors
 from tests.screening_agent import serving
 
@@ -206,6 +207,45 @@ def test_the_run_page_marks_the_words_the_grader_found_and_missed(
     documented(browser, "run-evidence")
 
 
+def test_the_grade_card_and_the_evidence_card_agree(
+    live: Live, browser: webdriver.Chrome, screenings: Screenings
+) -> None:
+    """A screener's grade comes from its root span, which has no score or error
+    class of a posted grade: the Grade card showed "–" where the Evidence card
+    below showed the score and `none`."""
+    run_id = refund_run(live, screenings, browser)
+    run = live.api(f"/runs/{run_id}")
+    assert run["grade"] is not None and run["grade"]["score"] is None
+    browser.get(f"{live.url}/runs/{run_id}")
+
+    def cards() -> tuple[tuple[str, str], tuple[str, str]]:
+        pick = browser.find_element
+        return (
+            (pick(By.ID, "grade-score").text, pick(By.ID, "grade-error-class").text),
+            (pick(By.ID, "evidence-score").text, pick(By.ID, "evidence-error").text),
+        )
+
+    grade_card, evidence_card = cards()
+    assert grade_card == evidence_card and evidence_card[1] == "none"
+    assert evidence_card[0] not in ("", "–")
+    browser.find_element(By.ID, "trace-key").send_keys(live.key + Keys.ENTER)
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.ID, "evidence-output"))
+    assert cards()[0] == cards()[1]  # still, once the owner's evidence has loaded
+    no_page_errors(browser)
+
+
+def test_pass_5_on_a_three_round_screening_says_it_needs_five_runs_a_task(
+    live: Live, browser: webdriver.Chrome, screenings: Screenings
+) -> None:
+    assert screenings.first["pass_5"] == 0.0 and ROUNDS == 3
+    browser.get(screening_url(live, screenings, "shop-1"))
+    tasks = len(screenings.first["tasks"])
+    assert browser.find_element(By.ID, "pass-k-note").text == (
+        f"pass^5 needs 5 runs a task: {tasks} of the {tasks} tasks counted have fewer, "
+        "and count 0 there."
+    )
+
+
 def test_the_evidence_is_the_owners(live: Live, screenings: Screenings) -> None:
     run_id = live.api("/runs", screening="shop-1")["items"][0]["id"]
     url = f"{live.url}/api/v1/runs/{run_id}/evidence"
@@ -257,6 +297,9 @@ def test_the_compare_of_the_two_screenings_shows_the_apis_regression(
     mixed = live.api(f"/agents/{ident}/compare", base="1.0.0", head_screening="shop-2")
     verdict = browser.find_element(By.ID, "verdict").text
     assert verdict.startswith("Regressed" if mixed["regressed"] else "No regression")
+    # the per-axis table, p-values included, inside its card on common desktops
+    page = f"{live.url}/agents/{ident}/compare?base_screening=shop-1&head_screening=shop-2"
+    assert_fits_at_desktop_widths(browser, page)
 
 
 def injected(driver: webdriver.Chrome) -> list[str]:

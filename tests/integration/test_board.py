@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.support.otlp import agent_run
-from tests.integration.harness import Collector, running_collector
+from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
+from bench.support.servers import cli
+from tests.integration.harness import Collector, running_collector, wait_for
 
 # name -> (runs, latency ms, passes): fast but failing, slow but right, in between
 AGENTS = {"fast-wrong": (6, 300, 2), "slow-right": (6, 7_000, 6), "middle": (6, 2_000, 4)}
@@ -68,3 +69,60 @@ def test_the_board_ranks_as_the_views_score_and_reranks_by_weights(
         c.settle()
         fast = next(a for a in get(c, "/agents")["items"] if a["name"] == "fast-wrong")
         assert fast["total_runs"] == 7
+
+
+def listed_names(c: Collector, **params: str) -> set[str]:
+    return {a["name"] for a in get(c, "/agents", **params)["items"]}
+
+
+def visible_run(c: Collector, name: str) -> bool:
+    """The agent's runs are visible through the API, all of them completed."""
+    found = c.query("SELECT id FROM agents WHERE name = ?", name)
+    if not found:
+        return False
+    items = get(c, "/runs", agent_id=str(found[0][0]))["items"]
+    return bool(items) and all(r["status"] == "completed" for r in items)
+
+
+def test_an_agent_is_listed_as_soon_as_its_runs_are_visible_whatever_the_sweeper(
+    tmp_path: Path, database_url: str
+) -> None:
+    """docs/runs.md "Delivery": a run is visible within 1 s of its request, and
+    so is its agent on /agents, the board and the CLI's name lookup. The
+    sweeper runs once an hour here: only the commits that write the runs can
+    list the agents (before, they waited for the next sweep)."""
+    with running_collector(tmp_path, database_url=database_url, sweep_interval_s=3600.0) as c:
+        # in one request: stored with its spans, in the span commit
+        assert c.post(agent_run("t1", service="whole").SerializeToString()).is_success
+        # in two, the root last: stored by the recomputer
+        split = agent_run("t1", service="split")
+        spans = list(split.resource_spans[0].scope_spans[0].spans)
+        root = next(s for s in spans if not s.parent_span_id)
+        for part in ([s for s in spans if s is not root], [root]):
+            assert c.post(request(part, "split").SerializeToString()).is_success
+        # a service with no task and no agent span: listed with ?all=true only,
+        # until a run of it has a task id
+        lone = new_trace_id()
+        assert c.post(request([span(lone, new_span_id(), "query")], "db").SerializeToString())
+        for name in ("whole", "split", "db"):
+            wait_for(lambda name=name: visible_run(c, name))  # type: ignore[misc]
+            assert name in listed_names(c, all="true")  # at once: no waiting here
+        assert listed_names(c) == {"whole", "split"}
+        assert c.post(agent_run("t2", service="db").SerializeToString()).is_success
+        wait_for(lambda: len(get(c, "/runs", agent_id=ids(c)["db"])["items"]) == 2)
+        assert listed_names(c) == {"whole", "split", "db"}
+        board = c.http.get(f"{c.http_url}/").text
+        for ident in ids(c).values():
+            assert f'data-agent-id="{ident}"' in board
+        looked_up = cli("runs", "split", "--url", c.http_url)
+        assert len(looked_up.stdout.splitlines()) == 2  # header and the run
+        # the figures the commit wrote are the views' own (the later changes
+        # of an agent already listed, as split's root, follow at the next sweep)
+        [whole] = [a for a in get(c, "/agents")["items"] if a["name"] == "whole"]
+        stats = get(c, f"/agents/{whole['id']}/stats")
+        assert (whole["total_runs"], whole["composite_score"]) == (1, stats["composite_score"])
+        assert stats["composite_score"] is not None
+
+
+def ids(c: Collector) -> dict[str, str]:
+    return {str(name): str(ident) for ident, name in c.query("SELECT id, name FROM agents")}

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from bench.support.otlp import agent_run
+from bench.support.postgres import PostgresCluster
 from bench.support.servers import OtlpClient, cli, start_server
 
 
@@ -54,11 +55,15 @@ def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: 
 
 def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'quiet.db'}"
+    cli("db", "upgrade", "--database-url", url)
+    opened = f"database: {tmp_path / 'quiet.db'}\n"  # which one, on stderr
     created = cli("keys", "create", "--owner", "me", "--database-url", url)
     assert created.stdout.startswith("bdg_") and created.stdout.count("\n") == 1
-    assert created.stderr == "Key for owner 'me' (role agent). It is shown once; store it now.\n"
+    assert created.stderr == (
+        f"{opened}Key for owner 'me' (role agent). It is shown once; store it now.\n"
+    )
     board = cli("agents", "--database-url", url)
-    assert board.stderr == "" and board.stdout.startswith("  #  agent")
+    assert board.stderr == opened and board.stdout.startswith("  #  agent")
     for loud in (
         cli("agents", "--verbose", "--database-url", url),
         cli("--verbose", "keys", "list", "--database-url", url),
@@ -71,6 +76,7 @@ def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path / 'graded.db'}"
+    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     agent_key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
     grader = cli(
         "keys", "create", "--owner", "me", "--role", "grader", "--database-url", url
@@ -115,5 +121,92 @@ def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_
         assert keyless.returncode == 2 and "grader key" in keyless.stderr
         neither = cli("grade", "cli-graded", trace_id, "--key", grader, check=False)
         assert neither.returncode == 2 and "--success" in neither.stderr
+    finally:
+        server.stop()
+
+
+def test_no_command_but_serve_and_db_upgrade_creates_a_database(tmp_path: Path) -> None:
+    """`keys create` in the wrong folder made a new empty database there and
+    printed a key the server never accepted; now it names the path and exits 2."""
+    path = tmp_path / "elsewhere" / "badge-collector.db"
+    path.parent.mkdir()
+    for command in (
+        ["keys", "create", "--owner", "me"],
+        ["keys", "list"],
+        ["keys", "revoke", "bdg_x"],
+        ["agents"],
+        ["score", "a"],
+        ["runs", "a"],
+        ["compare", "a"],
+        ["diagnose", "a"],
+        ["demo"],
+    ):
+        refused = cli(*command, check=False, env={"BADGE_DATABASE_URL": f"sqlite:///{path}"})
+        assert refused.returncode == 2, (command, refused.stderr)
+        assert refused.stdout == ""
+        assert f"error: no database at {path}: `badge-collector serve` or" in refused.stderr
+        assert not path.exists()
+    relative = cli("keys", "list", check=False, env={"BADGE_DATABASE_URL": "sqlite:///./x.db"})
+    assert f"no database at {Path.cwd() / 'x.db'}" in relative.stderr  # the absolute path
+    cli("db", "upgrade", "--database-url", f"sqlite:///{path}")
+    assert path.exists()
+    listed = cli("keys", "list", "--database-url", f"sqlite:///{path}")
+    assert listed.stderr == f"database: {path}\n"
+
+
+def test_a_postgresql_database_that_cannot_be_opened_is_named_without_its_password() -> None:
+    url = "postgresql+psycopg://badge:s3cret@127.0.0.1:9/nowhere"  # port 9: nothing listens
+    refused = cli("agents", "--database-url", url, check=False)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "cannot open the database postgresql+psycopg://badge:***@127.0.0.1:9/nowhere" in (
+        refused.stderr
+    )
+    assert "s3cret" not in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_postgresql_database_that_does_not_exist_is_refused(postgres: PostgresCluster) -> None:
+    url = postgres.url("no_such_database")
+    refused = cli("keys", "create", "--owner", "me", "--database-url", url, check=False)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert f"cannot open the database {url}" in refused.stderr
+    assert 'database "no_such_database" does not exist' in refused.stderr
+
+
+def test_the_read_commands_say_what_their_figures_are(tmp_path: Path) -> None:
+    """`score` names infrastructure failures for what they are beside the
+    unsuccessful runs, and says why pass^5 is 0 after 3 runs a task; `diagnose`
+    prints "failed", not "value False"; `runs` shows whole task ids."""
+    long_task = "refund-request-outside-the-window"  # 33 characters: cut at 16 before
+    server = start_server(tmp_path / "wording.db")
+    try:
+        url = f"sqlite:///{tmp_path / 'wording.db'}"
+        key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
+        client = OtlpClient(server, key)
+        for i in range(3):
+            run = agent_run(long_task, service="worded", success=i == 0, latency_ns=900_000_000)
+            client.export(run.SerializeToString(), "http")
+        client.close()
+        server_url = f"http://127.0.0.1:{server.http_port}"
+        deadline = time.monotonic() + 10
+        while "runs 3:" not in (score := cli("score", "worded", "--url", server_url).stdout):
+            assert time.monotonic() < deadline, score
+            time.sleep(0.1)
+        assert (
+            "runs 3: completed 3 (successful 1, unsuccessful 2), infrastructure failures 0, "
+            "timeout 0, running 0"
+        ) in score
+        assert (
+            "pass^5 0.000  (k = 5 needs 5 runs a task: 1 of 1 tasks have fewer, count 0)" in score
+        )
+        diagnosis = cli("diagnose", "worded", "--url", server_url).stdout
+        assert "value False" not in diagnosis and "value 900" not in diagnosis
+        assert f"task {long_task}  version -  failed" in diagnosis
+        assert f"task {long_task}  version -  900 ms" in diagnosis
+        # the curl lines need the agent owner's key, not any key (the first start's is local's)
+        assert "(a trace needs a key of owner 'me': set KEY to one before the commands below)" in (
+            diagnosis
+        )
+        runs = cli("runs", "worded", "--url", server_url).stdout.splitlines()
+        assert len(runs) == 4 and all(f" {long_task} " in line for line in runs[1:])
     finally:
         server.stop()

@@ -70,3 +70,55 @@ def test_make_demo_screens_two_versions_reports_the_regression_and_stops_its_age
         )
         assert verified.returncode == 0, verified.stdout + verified.stderr
         assert "valid score certificate" in verified.stdout
+
+
+def test_a_second_make_demo_says_its_gate_compared_the_whole_baseline_version(
+    tmp_path: Path,
+) -> None:
+    """The gate (`screen --baseline 1.0.0`) compares every run of version 1.0.0,
+    which a second `make demo` has screened twice; the summary compares this
+    demo's two screenings. Same question, other runs, other p-values: the
+    summary names each, and each says what the API says for it."""
+    with running_collector(tmp_path) as c:
+        env = {
+            **os.environ,
+            "BADGE_URL": c.http_url,
+            "BADGE_DATABASE_URL": f"sqlite:///{c.db_path}",
+            "DEMO_SETTLE": "0.5",
+            "DEMO_SYNTHETIC": "0",
+        }
+        outputs = []
+        for _ in range(2):
+            done = subprocess.run(
+                [sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=180
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            outputs.append(done.stdout)
+        first, second = outputs
+        assert "(the gate above compared the same runs: version 1.0.0 has only this screening)" in (
+            first
+        )
+        assert (
+            "(the gate above compared version 1.0.0 as a whole, 60 of its 60 runs over 2 "
+            "screenings, with the 1.1.0 screening; here the baseline is this demo's screening "
+            "alone, 30 runs, so the p-values differ)"
+        ) in second
+        base_id, head_id = re.findall(r"screening (demo-1\.[01]\.0-\w+) \(1\.", second)[:2]
+        assert re.search(
+            rf"found, screening {base_id} \(1\.0\.0, the baseline\) against screening "
+            rf"{head_id} \(1\.1\.0, broken\)",
+            second,
+        )
+        [(ident,)] = c.query("SELECT id FROM agents WHERE name = 'concierge'")
+        compare = f"{c.http_url}{API}/agents/{ident}/compare"
+        pair = c.http.get(compare, params={"base_screening": base_id, "head_screening": head_id})
+        gate = c.http.get(compare, params={"base": "1.0.0", "head_screening": head_id})
+        for axis, change in pair.json()["axes"].items():
+            assert re.search(
+                rf"{axis} +{change['verdict']} +p adj. {change['p_adjusted']}\n", second
+            )
+        for axis, change in gate.json()["axes"].items():  # the gate's own lines
+            adjusted = f"{change['p_adjusted']:.4f}" if change["p_adjusted"] is not None else "-"
+            assert re.search(
+                rf"{axis} +[\d.]+ -> [\d.]+ +{change['verdict']} \(p adj. {adjusted}\)", second
+            )

@@ -193,6 +193,7 @@ def test_a_thousand_idle_connections_at_a_low_descriptor_limit_leave_the_port_up
     that do, and no accept fails (before: /healthz and exports timed out,
     and every failed accept logged a traceback, ~5 MB of log a second)."""
     database = tmp_path / "limited.db"
+    cli("db", "upgrade", "--database-url", f"sqlite:///{database}")  # keys create makes none
     key = cli("keys", "create", "--owner", "owner-a", "--database-url", f"sqlite:///{database}")
     server = start_server(database, nofile=600)
     held: list[socket.socket] = []

@@ -4,6 +4,7 @@ from the CLI (docs/loop.md)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,6 +173,42 @@ def test_compare_gives_the_paired_tasks_behind_each_verdict_when_asked(
         ]
 
 
+def test_a_min_effect_holds_verdicts_to_a_smallest_change_in_axis_points(
+    loop: tuple[Collector, str],
+) -> None:
+    """Latency 100.0 -> 69.71 (p50 2014.5 ms): regressed up to min_effect 30.29,
+    unchanged from 30.3 on; the p-values stay (docs/loop.md "Small changes")."""
+    c, ident = loop
+    plain = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0")
+    assert plain["min_effect"] == 0.0 and plain["axes"]["latency"]["delta"] == -30.29
+    at = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0", min_effect="30.29")
+    assert at["axes"]["latency"]["verdict"] == "regressed" and at["regressed"] is True
+    past = get(c, f"/agents/{ident}/compare", base="1.0", head="2.0", min_effect="30.3")
+    assert past["min_effect"] == 30.3 and past["regressed"] is False
+    assert past["axes"]["latency"] == {**plain["axes"]["latency"], "verdict": "unchanged"}
+    for bad in ("-1", "inf", "-inf", "nan", "NaN", "1e999", "lots"):
+        reply = c.http.get(
+            f"{c.http_url}{API}/agents/{ident}/compare",
+            params={"base": "1.0", "head": "2.0", "min_effect": bad},
+        )
+        assert reply.status_code == 422, (bad, reply.text)
+        assert "min_effect" in json.dumps(reply.json()["detail"])
+    url = ["--url", c.http_url]
+    direct = ["--database-url", c.service.settings.database_url]
+    for source in (url, direct):
+        gated = cli(
+            "compare", "loop-agent", "--fail-on-regression", "--min-effect", "30.3", *source
+        )
+        assert "no regression" in gated.stdout
+        assert "at least 30.3 points" in gated.stdout
+        held = cli("compare", "loop-agent", "--fail-on-regression", "--min-effect", "30.29",
+                   *source, check=False)  # fmt: skip
+        assert held.returncode == 1 and "REGRESSED" in held.stdout
+        for bad in ("-0.5", "nan", "inf"):
+            refused = cli("compare", "loop-agent", "--min-effect", bad, *source, check=False)
+            assert refused.returncode == 2 and "a finite number >= 0" in refused.stderr
+
+
 def test_diagnostics_point_at_the_slow_and_failed_runs(loop: tuple[Collector, str]) -> None:
     c, ident = loop
     found = get(c, f"/agents/{ident}/diagnostics", version="2.0", limit=3)
@@ -284,3 +321,27 @@ def test_runs_without_a_version_compare_as_none(tmp_path: Path) -> None:
         assert result["base"]["version"] is None and result["base"]["runs_counted"] == 6
         assert result["axes"]["latency"]["verdict"] == "unchanged"
         assert get(c, f"/agents/{ident}/compare") == result  # the two newest: 1.0 and none
+        # The CLI compares named versions only, unless asked for `none` (docs/loop.md).
+        for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+            alone = cli("compare", "loop-agent", *source, check=False)
+            assert alone.returncode == 2, alone.stdout
+            assert "1 named version(s); compare needs two" in alone.stderr
+            asked = cli("compare", "loop-agent", "--base", "none", "--head", "1.0", *source)
+            assert "unchanged" in asked.stdout
+
+
+def test_compare_takes_base_and_head_together_or_not_at_all(loop: tuple[Collector, str]) -> None:
+    c, _ = loop
+    for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+        for one in (["--base", "2.0"], ["--head", "1.0"]):
+            alone = cli("compare", "loop-agent", *one, "--fail-on-regression", *source, check=False)
+            assert alone.returncode == 2, alone.stdout
+            assert alone.stdout == ""
+            assert "--base and --head are given together or not at all" in alone.stderr
+
+
+def test_compare_of_an_unknown_agent_exits_2_with_the_detail(loop: tuple[Collector, str]) -> None:
+    c, _ = loop
+    for source in (["--url", c.http_url], ["--database-url", c.service.settings.database_url]):
+        unknown = cli("compare", "nobody", *source, check=False)
+        assert unknown.returncode == 2 and "no agent named 'nobody'" in unknown.stderr

@@ -218,3 +218,42 @@ def test_only_each_sides_latest_hundred_terminal_runs_are_tested() -> None:
     assert result.base.runs_counted == 100
     assert result.axes["correctness"].base == 100.0
     assert result.axes["correctness"].verdict == "unchanged"
+
+
+def test_a_significant_change_smaller_than_min_effect_is_unchanged() -> None:
+    """Latency p50 600 -> 620 ms on ten tasks: paired, significant, the axis
+    98.0 -> 97.6 (delta -0.4). `regressed` at min_effect 0 and 0.4, `unchanged`
+    above; the p-values never move (docs/loop.md "Small changes")."""
+    base = [run(i, latency_ms=600.0 + i % 10, task_id=f"t{i % 10}") for i in range(30)]
+    head = [run(i, "h", latency_ms=620.0 + i % 10, task_id=f"t{i % 10}") for i in range(30)]
+    plain = scoring.compare(base, head)
+    assert plain.axes["latency"].delta == -0.4 and plain.axes["latency"].verdict == "regressed"
+    assert scoring.compare(base, head, min_effect=0.4).axes["latency"].verdict == "regressed"
+    gated = scoring.compare(base, head, min_effect=0.41)
+    assert gated.axes["latency"].verdict == "unchanged" and not gated.regressed
+    assert replace(gated.axes["latency"], verdict="regressed") == plain.axes["latency"]
+    # an improvement is held to the same bar
+    back = scoring.compare(head, base, min_effect=1.0)
+    assert back.axes["latency"].verdict == "unchanged"
+    assert scoring.compare(head, base).axes["latency"].verdict == "improved"
+
+
+def test_min_effect_leaves_insufficient_evidence_and_the_vectors_alone() -> None:
+    for vector in VECTORS:
+        base = [to_run(r) for r in vector["base"]]
+        head = [to_run(r) for r in vector["head"]]
+        default, zero = scoring.compare(base, head), scoring.compare(base, head, min_effect=0)
+        assert default == zero
+        huge = scoring.compare(base, head, min_effect=1000)
+        for axis, change in huge.axes.items():
+            expected = default.axes[axis].verdict
+            if expected in ("regressed", "improved"):
+                expected = "unchanged"
+            assert change.verdict == expected
+        assert huge.regressed is False
+
+
+@pytest.mark.parametrize("bad", [-0.01, math.inf, -math.inf, math.nan])
+def test_min_effect_must_be_a_finite_number_of_points_at_least_zero(bad: float) -> None:
+    with pytest.raises(ValueError, match="min_effect must be a finite number >= 0"):
+        scoring.compare([run(0)], [run(0, "h")], min_effect=bad)

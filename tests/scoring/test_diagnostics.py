@@ -88,3 +88,28 @@ def test_ties_between_axes_go_to_the_first_in_radar_order() -> None:
     assert _weakest(dict.fromkeys(scoring.policy.RADAR_AXES)) is None
     one_failure = scoring.diagnose([run(0, success=False)])
     assert one_failure.weakest_axis == "correctness"  # 0; latency null (fewer than 5)
+
+
+def test_failures_that_ended_at_one_time_are_listed_by_run_id_ascending() -> None:
+    """LOOP.md section 3: newest first by terminal_at, ties by run id ascending
+    (the cohort itself breaks ties by run id descending)."""
+    same = START + timedelta(hours=1)
+    runs = [run(i, success=False, ended_at=same) for i in (4, 1, 3, 0, 2)] + [
+        run(9, success=False, ended_at=START),  # older: after the five
+        run(8, success=False, ended_at=None),  # no terminal time: last
+    ]
+    failures = scoring.diagnose(runs).axes["correctness"].offenders
+    assert [o.run_id for o in failures] == ["r000", "r001", "r002", "r003", "r004", "r009", "r008"]
+
+
+def test_a_flaky_tasks_run_ids_are_newest_first_ties_by_run_id_ascending() -> None:
+    same = START + timedelta(hours=1)
+    runs = [
+        run(3, task_id="f", success=False, ended_at=same),
+        run(1, task_id="f", success=True, ended_at=same),
+        run(2, task_id="f", success=True, ended_at=START),
+        run(5, task_id="f", success=True, ended_at=same),
+    ]
+    [flaky] = scoring.diagnose(runs).axes["robustness"].offenders
+    assert isinstance(flaky, TaskOffender)
+    assert flaky.run_ids == ("r001", "r003", "r005", "r002")

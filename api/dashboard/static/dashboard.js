@@ -181,6 +181,11 @@
       var node = document.getElementById(pair[0]);
       if (node) { node.textContent = pair[1] === null ? "–" : String(pair[1]); }
     });
+    // The Grade card's figures that come from this evidence follow it (the owner sees more).
+    document.querySelectorAll("[data-follows]").forEach(function (node) {
+      var source = document.getElementById(node.getAttribute("data-follows"));
+      if (source) { node.textContent = source.textContent; }
+    });
     if (ev.found) {
       var legend = text("p", "Marked: ", "legend words-legend");
       legend.appendChild(text("mark", "found", "found"));

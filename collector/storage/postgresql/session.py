@@ -19,14 +19,15 @@ names wait for each other through `hold_runs`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Final
 
 from sqlalchemy import Table
 
 from collector.storage.postgresql import locks
 from collector.storage.postgresql.copy import COPY_MIN_ROWS, copied_then, insert_copied, staging
 from collector.storage.postgresql.numbers import SPANS_PER_NUMBER, rows_by_number
+from collector.storage.rows import RUN_KINDS
 from collector.storage.session import (
     FOLD_BATCH,
     SqlSession,
@@ -34,9 +35,47 @@ from collector.storage.session import (
     in_chunks,
     upsert_conflict,
 )
+from collector.storage.tables import runs
 from collector.types import TraceKey
 
 Rows = Sequence[tuple[Any, ...]]
+
+# hold_runs' placeholder: a value of its kind (storage.rows.RUN_KINDS) for
+# every run column that is NOT NULL, so a column added to the run record is
+# filled here too (hand-typed, a new NOT NULL column broke only PostgreSQL).
+# Status 'held' is what migration 0009's triggers leave out of the sums.
+_PLACEHOLDERS = {
+    "uuid": "''",
+    "owner": "''",
+    "trace_id": "''",
+    "span_id": "''",
+    "word": "''",
+    "text": "''",
+    "bool": "false",
+    "int": "0",
+    "int64": "0",
+    "float": "0",
+}
+_HELD = {"id": "id", "status": "'held'", "tool_calls": "'[]'"}
+
+
+def held_row(
+    table: Table = runs, kinds: Mapping[str, str] = RUN_KINDS
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The columns hold_runs inserts and the SQL value of each: every NOT
+    NULL column of `runs` the database does not fill itself."""
+    needed = [
+        column.name
+        for column in table.columns
+        if not column.nullable
+        and column.server_default is None
+        and column.autoincrement is not True
+    ]
+    values = tuple(_HELD.get(name) or _PLACEHOLDERS[kinds[name]] for name in needed)
+    return tuple(needed), values
+
+
+HELD_ROW: Final = held_row()
 
 
 class PostgresSession(SqlSession):
@@ -207,11 +246,9 @@ class PostgresSession(SqlSession):
         if not run_ids:
             return
         cur = self.cursor()
+        columns, values = HELD_ROW
         cur.execute(
-            "INSERT INTO runs (id, owner, agent_id, trace_id, run_key, status, started_ns, "
-            "ended_ns, tool_errors, llm_calls, error_class, span_count, has_agent_span, "
-            "last_received_at, tool_calls, updated_at) "
-            "SELECT id, '', '', '', '', 'held', 0, 0, 0, 0, '', 0, false, 0, '[]', 0 "
+            f"INSERT INTO runs ({', '.join(columns)}) SELECT {', '.join(values)} "
             "FROM unnest(%s::text[]) AS k(id) ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id",
             (sorted(set(run_ids)),),
         )
