@@ -16,7 +16,7 @@ from collector.storage.agents import AgentDirectory, AgentRemoval
 from collector.storage.board import catch_up
 from collector.storage.certificate_reads import SqlCertificateReads
 from collector.storage.certificates import Signing, SqlCertificateDesk
-from collector.storage.engine import Database, open_database, open_existing
+from collector.storage.engine import Database, open_existing
 from collector.storage.migrate import create_schema
 from collector.storage.reads import SqlReadStore
 from collector.storage.weights import SqlWeightStore
