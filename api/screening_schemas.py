@@ -107,9 +107,6 @@ def _whole(value: object) -> object:
     return value
 
 
-WholeNumber = Annotated[StrictInt, BeforeValidator(_whole)]
-
-
 class PlanBody(BaseModel):
     """What `screen` is about to dispatch (docs/screening.md "Incomplete screenings")."""
 
@@ -122,7 +119,7 @@ class PlanBody(BaseModel):
     suite_name: Annotated[Text, Field(max_length=64)] | None = None
     suite_digest: Annotated[Text, Field(max_length=64)] | None = None
     version: Annotated[Text, Field(max_length=1024)] | None = None
-    rounds: Annotated[WholeNumber, Field(ge=1, le=100)]
+    rounds: Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_whole)]
     tasks: Annotated[
         list[Annotated[StrictStr, Field(min_length=1, max_length=256)]],
         Field(min_length=1, max_length=10_000),
