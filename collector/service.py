@@ -105,7 +105,7 @@ class Service:
             certificates=self.read.certificates,
             metrics=self.render_metrics,
             insecure=s.insecure,
-            routes=[self.http.route()],
+            routes=self.http.routes(),
             host=s.host,
             allowed_hosts=s.allowed_hosts,
         )
