@@ -4,6 +4,8 @@ Both OTLP doors and the read API use it, so this module imports no web
 framework (the decoder processes and the gRPC door load it too):
 - `key_from_headers`: the key from `authorization: Bearer KEY` or
   `x-api-key: KEY` (API.md "Authentication");
+- `key_from_basic`: the key as the password of `authorization: Basic ...`,
+  which only the Langfuse SDK's OTLP door takes (docs/otlp.md);
 - `Principal`: a key's owner and role (`agent` or `grader`);
 - `KeyChecker`: what checks a key (the collector's key table implements it);
 - `INSECURE_OWNER`: whom keyless ingest and personal settings belong to
@@ -14,6 +16,8 @@ framework (the decoder processes and the gRPC door load it too):
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, NoReturn, Protocol
@@ -46,6 +50,22 @@ def key_from_headers(headers: Mapping[str, str]) -> str | None:
         return auth[7:].strip()
     api_key = headers.get("x-api-key", "").strip()
     return api_key or None
+
+
+def key_from_basic(headers: Mapping[str, str]) -> str | None:
+    """The password of `authorization: Basic base64(USER:PASSWORD)`: the
+    Langfuse SDK sends its public key as USER (any text here) and its secret
+    key, an ingest key, as PASSWORD. None when absent or malformed. Only the
+    Langfuse door reads it: every other door and the read API take Bearer."""
+    auth = headers.get("authorization", "")
+    if auth[:6].lower() != "basic ":
+        return None
+    try:
+        decoded = base64.b64decode(auth[6:].strip(), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    _, colon, password = decoded.partition(":")
+    return (password.strip() or None) if colon else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,6 +207,8 @@ class SpanVerdict:
     reason: str | None
     root: bool
     clock: str | None = None  # why the span's times were set aside (impossible times)
+    # attribute -> why its count or cost was not taken ("negative"); None: all were
+    ignored: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from api.problems import (
     NotYours,
     Problem,
     QuotaExceeded,
+    TooLarge,
     Unavailable,
 )
 
@@ -35,6 +36,7 @@ PROBLEM_STATUS: Final[dict[type[Problem], int]] = {
     NotYours: 403,
     Conflict: 409,
     QuotaExceeded: 429,
+    TooLarge: 413,
     Unavailable: 503,
 }
 

@@ -42,6 +42,10 @@ class NotYours(Problem):
     """A key was given, and it may not do this: another owner's, or the wrong role."""
 
 
+class TooLarge(Problem):
+    """A request body past the route's bound (api.json_bodies); not retried as it is."""
+
+
 class Unavailable(Problem):
     """The store cannot take a write now; the client should retry."""
 

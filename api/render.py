@@ -100,6 +100,7 @@ def trace_tree(spans: list[TraceSpan]) -> list[dict[str, Any]]:
                 "reason": verdict.reason,
                 "root": verdict.root,
                 "clock": verdict.clock,
+                "ignored": dict(verdict.ignored) if verdict.ignored else None,
             },
             "children": [],
         }

@@ -47,6 +47,7 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--decode-workers": ("decode_workers", int),
     "--metrics-max-agents": ("metrics_max_agents", int),
     "--metrics-window-days": ("metrics_window_days", float),
+    "--metrics-refresh": ("metrics_refresh_s", float),
     "--log-level": ("log_level", str),
     "--signing-key": ("signing_key", str),
 }

@@ -105,7 +105,7 @@ class Service:
             certificates=self.read.certificates,
             metrics=self.render_metrics,
             insecure=s.insecure,
-            routes=[self.http.route()],
+            routes=self.http.routes(),
             host=s.host,
             allowed_hosts=s.allowed_hosts,
         )
@@ -271,6 +271,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
             clock,
             max_agents=settings.metrics_max_agents,
             window_s=settings.metrics_window_days * 86400.0,
+            refresh_s=settings.metrics_refresh_s,
         ),
         signing_key=key_file,
         signing_refused=read.certificates.register_key(),

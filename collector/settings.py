@@ -107,6 +107,12 @@ class Settings(BaseSettings):
     metrics_window_days: float = Field(
         30.0, gt=0, description="/metrics exports agents whose last run started this recently"
     )
+    metrics_refresh_s: float = Field(
+        5.0,
+        ge=0,
+        description="/metrics renders the agent gauges at most once per this many seconds; "
+        "scrapes in between get that rendering",
+    )
     log_level: str = Field("INFO", description="logging level")
     # docs/certificates.md: never stored in the database.
     signing_key: str | None = Field(

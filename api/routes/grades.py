@@ -15,13 +15,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 
 from api.deps import CallerDep, GradesDep
 from api.errors import error
+from api.json_bodies import KeyFirstRoute, bound
 from api.ports import GradeInput
 from api.schemas import GradeAccepted
 from api.views import grades as views
 
-router = APIRouter(prefix="/api/v1", tags=["grades"])
+router = APIRouter(prefix="/api/v1", tags=["grades"], route_class=KeyFirstRoute)
 
 MAX_TEXT_BYTES = 64 * 1024  # docs/loop.md: strings are capped at 64 KiB
+# Five such strings, each as JSON may escape it (a control character is six
+# bytes, \u0001): 1.9 MiB at most; past 4 MiB no body is a valid grade.
+MAX_BODY_BYTES = 4 << 20
 
 
 def _storable(text: str) -> str:
@@ -61,7 +65,7 @@ class GradeBody(BaseModel):
 
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: error("no key, or an unknown or revoked one"),
+    401: error("no key, or an unknown or revoked one (checked before the body is read)"),
     403: error("the key is not a grader key"),
     429: error(
         "the grade would wait for its run, and the owner's grades waiting for their runs "
@@ -69,11 +73,18 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         "(BADGE_GRADE_WAIT_DAYS). A grade for a stored run is never refused"
     )
     | {"headers": RETRY_AFTER},
+    413: error(f"body over {MAX_BODY_BYTES} bytes"),
     503: error("the collector cannot store it now; retry") | {"headers": RETRY_AFTER},
 }
 
 
-@router.post("/grades", status_code=202, response_model=GradeAccepted, responses=RESPONSES)
+@router.post(
+    "/grades",
+    status_code=202,
+    response_model=GradeAccepted,
+    responses=RESPONSES,
+    openapi_extra=bound(MAX_BODY_BYTES),
+)
 def post_grade(
     caller: CallerDep, store: GradesDep, body: Annotated[GradeBody, Body()]
 ) -> GradeAccepted:

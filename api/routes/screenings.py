@@ -14,12 +14,16 @@ from fastapi import APIRouter, Body, Response
 
 from api.deps import CallerDep, Cursor, PageSize, PlansDep, StoreDep
 from api.errors import error
+from api.json_bodies import KeyFirstRoute, bound
 from api.ports import PlanInput
 from api.screening_schemas import PlanAccepted, PlanBody, ScreeningDetail, ScreeningList
 from api.views import screenings as views
 
-router = APIRouter(prefix="/api/v1", tags=["screenings"])
+router = APIRouter(prefix="/api/v1", tags=["screenings"], route_class=KeyFirstRoute)
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("unknown agent or screening")}
+# 10,000 task ids of 256 characters, each as JSON may escape it: past 16 MiB
+# no body is a valid plan (api.screening_schemas.PlanBody).
+MAX_PLAN_BYTES = 16 << 20
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 PLAN_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": PlanAccepted, "description": "resumed: what is left to dispatch"},
@@ -29,6 +33,7 @@ PLAN_RESPONSES: dict[int | str, dict[str, Any]] = {
         "the screening exists (a plan or a run names it) and `resume` is false, or it is "
         "resumed with another suite digest, rounds, version or tasks"
     ),
+    413: error(f"body over {MAX_PLAN_BYTES} bytes"),
     503: error("the collector cannot store it now; retry") | {"headers": RETRY_AFTER},
 }
 
@@ -56,7 +61,13 @@ def get_screening(
     return views.screening(store, caller, agent_id, screening_id)
 
 
-@router.post("/screenings", status_code=201, response_model=PlanAccepted, responses=PLAN_RESPONSES)
+@router.post(
+    "/screenings",
+    status_code=201,
+    response_model=PlanAccepted,
+    responses=PLAN_RESPONSES,
+    openapi_extra=bound(MAX_PLAN_BYTES),
+)
 def post_plan(
     caller: CallerDep, plans: PlansDep, body: Annotated[PlanBody, Body()], response: Response
 ) -> PlanAccepted:

@@ -45,3 +45,4 @@ SCREENING: Final = "scr"  # badge.screening.id
 SCREENING_ROUND: Final = "srnd"  # badge.screening.round
 SUITE_NAME: Final = "suite"  # badge.suite.name
 SUITE_DIGEST: Final = "sdig"  # badge.suite.digest
+IGNORED: Final = "ign"  # attribute key -> why its count or cost was not taken ("negative")

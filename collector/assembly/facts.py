@@ -6,6 +6,7 @@ recomputing a run never re-reads the encoded span.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -47,15 +48,20 @@ def first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-# What a stored count or price can be. A value outside is treated as absent:
-# it is no real usage, and a run column (signed 64-bit, JSON-finite) could not
-# hold it, nor could sums over a trace's spans.
+# What a stored count or price can be. A count outside 0..MAX_COUNT is no
+# real usage and a run column (signed 64-bit) could not hold it: absent. A cost
+# is any finite number >= 0 (SCREEN.md section 3, CONVENTIONS.md section 3),
+# counted at most MAX_COST_USD: a run's cost never passes it either
+# (collector.assembly.cost), so the kept sums over an agent's runs (the
+# run_totals triggers) stay finite for any number of runs, where 1e308 + 1e308
+# is an error on PostgreSQL and inf on SQLite.
 MAX_COUNT = (1 << 63) - 1
 MAX_COST_USD = 1e12
 
 
 def as_int(value: Any) -> int | None:
-    """Numbers may arrive as strings (docs/runs.md "How a span is classified")."""
+    """A count; numbers may arrive as strings (docs/runs.md "How a span is
+    classified"). Negative is no count (issue 37 item 12): None."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -69,10 +75,11 @@ def as_int(value: Any) -> int | None:
             number = int(float(value))  # "12.0", 12.5
         except (TypeError, ValueError, OverflowError):  # not a number, NaN, infinite
             return None
-    return number if -MAX_COUNT <= number <= MAX_COUNT else None
+    return number if 0 <= number <= MAX_COUNT else None
 
 
 def as_float(value: Any) -> float | None:
+    """A number of either sign (an evaluation's score); not for costs: `as_cost`."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -80,6 +87,31 @@ def as_float(value: Any) -> float | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return number if -MAX_COST_USD <= number <= MAX_COST_USD else None  # NaN fails both
+
+
+def as_cost(value: Any) -> float | None:
+    """A cost in USD: a finite number >= 0, above MAX_COST_USD counted as
+    MAX_COST_USD. A negative one is no cost (issue 37 item 12): None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not (math.isfinite(number) and number >= 0):
+        return None
+    return min(number + 0.0, MAX_COST_USD)  # + 0.0: -0.0 reads 0.0
+
+
+def negative(value: Any) -> bool:
+    """A number below 0: what `as_int` and `as_cost` refuse and the trace view
+    names (`classification.ignored`), as the screener ignores it in an answer."""
+    if value is None or isinstance(value, bool):
+        return False
+    try:
+        return float(value) < 0
+    except (TypeError, ValueError, OverflowError):
+        return isinstance(value, int) and value < 0  # beyond a float's range
 
 
 def as_bool(value: Any) -> bool | None:
@@ -132,12 +164,16 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     K.OUTPUT_TOKENS: as_int,
     K.AGG_INPUT_TOKENS: as_int,
     K.AGG_OUTPUT_TOKENS: as_int,
-    K.COST: as_float,
-    K.RUN_COST: as_float,
+    K.COST: as_cost,
+    K.RUN_COST: as_cost,
     K.RUN_SUCCESS: as_bool,
     K.VALIDATION_FAILED: _validation_failed,
     K.SCREENING_ROUND: as_int,
 }
+# Counts and costs: one present but negative is ignored and named (K.IGNORED).
+_FIGURES = frozenset(
+    {K.INPUT_TOKENS, K.OUTPUT_TOKENS, K.AGG_INPUT_TOKENS, K.AGG_OUTPUT_TOKENS, K.COST, K.RUN_COST}
+)
 
 
 def resource_facts(resource: Mapping[str, Any]) -> dict[str, str]:
@@ -168,7 +204,7 @@ def span_facts(
     `events` are the span's exception and evaluation events.
     """
     verdict = classify(name, attrs)
-    best: dict[str, tuple[int, Any]] = {}
+    best: dict[str, tuple[int, str, Any]] = {}
     for key, value in attrs.items():
         spec = _FACT_KEYS.get(key)
         if spec is None or value is None or value == "":
@@ -176,12 +212,17 @@ def span_facts(
         fact, rank = spec
         held = best.get(fact)
         if held is None or rank < held[0]:
-            best[fact] = (rank, value)
+            best[fact] = (rank, key, value)
     facts: dict[str, Any] = {}
-    for fact, (_, value) in best.items():
+    ignored: dict[str, str] = {}
+    for fact, (_, key, value) in best.items():
         converted = _CONVERT[fact](value) if fact in _CONVERT else str(value)
         if converted is not None:
             facts[fact] = converted
+        elif fact in _FIGURES and negative(value):
+            ignored[key] = "negative"
+    if ignored:
+        facts[K.IGNORED] = ignored
     for fact, value in inherited.items():  # a span's own badge.run.id wins
         facts.setdefault(fact, value)
     _keep_role_facts(verdict.role, name, attrs, facts)

@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 import proto
-from api.auth import INSECURE_OWNER, Principal, key_from_headers
+from api.auth import INSECURE_OWNER, Principal, key_from_basic, key_from_headers
 from collector.assembly.runs import Timers
 from collector.errors import Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
@@ -79,12 +79,19 @@ class Ingest:
         headers alone, before it takes a thread or reads a body."""
         return not self._insecure and key_from_headers(headers) is None
 
-    def authenticate(self, headers: Mapping[str, str]) -> Principal:
+    def authenticate(self, headers: Mapping[str, str], *, basic: bool = False) -> Principal:
+        """The key's principal; with `basic` (the Langfuse door) the password
+        of `authorization: Basic` is a key too, checked the same way."""
         key = key_from_headers(headers)
+        if key is None and basic:
+            key = key_from_basic(headers)
         if key is None:
             if self._insecure:
                 return Principal(INSECURE_OWNER, "agent")
-            raise Unauthenticated("missing ingest key: send 'authorization: Bearer KEY'")
+            wanted = "'authorization: Bearer KEY'" + (
+                " or Basic with KEY as password" if basic else ""
+            )
+            raise Unauthenticated(f"missing ingest key: send {wanted}")
         principal = self._keys.authenticate(key)
         if principal is None:
             raise Unauthenticated("unknown or revoked ingest key")

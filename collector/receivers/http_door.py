@@ -1,4 +1,6 @@
-"""OTLP/HTTP `POST /v1/traces` on :4318, as a Starlette route.
+"""OTLP/HTTP `POST /v1/traces` on :4318, as a Starlette route; the same door
+at `POST /api/public/otel/v1/traces`, where the Langfuse SDK exports, also
+takes the key as the password of `authorization: Basic` (api.auth).
 
 Checks run in docs/otlp.md's order, first failure answers: method (405), key
 (401), content type (415), content encoding (415), size (413), decode (400).
@@ -37,6 +39,8 @@ from collector.metrics import Metrics
 log = logging.getLogger(__name__)
 TRANSPORT = "http"
 PROTOBUF, JSON = "application/x-protobuf", "application/json"
+# Where the Langfuse SDK's exporter sends: base_url + this path.
+LANGFUSE_PATH = "/api/public/otel/v1/traces"
 
 
 class HttpDoor:
@@ -45,20 +49,25 @@ class HttpDoor:
         self._metrics = metrics
         self._max = max_body_bytes
 
-    def route(self) -> Route:
-        return Route(
-            "/v1/traces",
-            self.handle,
-            methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-        )
+    def routes(self) -> list[Route]:
+        """`/v1/traces`, and the same door where the Langfuse SDK exports
+        (docs/otlp.md "From the Langfuse SDK"), which takes its Basic header."""
+        methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+        return [
+            Route("/v1/traces", self.handle, methods=methods),
+            Route(LANGFUSE_PATH, self.handle_langfuse, methods=methods),
+        ]
 
-    async def handle(self, request: Request) -> Response:
+    async def handle_langfuse(self, request: Request) -> Response:
+        return await self.handle(request, basic=True)
+
+    async def handle(self, request: Request, *, basic: bool = False) -> Response:
         as_json = False
         try:
             if request.method != "POST":
                 raise MethodNotAllowed(f"method {request.method} not allowed; use POST")
             headers = {k.lower(): v for k, v in request.headers.items()}
-            principal = await run_in_threadpool(self._ingest.authenticate, headers)
+            principal = await run_in_threadpool(self._ingest.authenticate, headers, basic=basic)
             content = _content(headers.get("content-type", ""))
             as_json = content == "json"
             gzip = _gzip(headers.get("content-encoding", ""))

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from api.ports import SpanVerdict, TraceSpan, TraceView
+from collector.assembly import fact_keys as K
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
 from proto.view import resource_attributes, span_details
@@ -75,6 +76,7 @@ def trace_spans(
     run = next((x for x in assemble_trace(trace_id, facts, now, timers) if x.id == run_id), None)
     if run is None:
         return TraceView([], False)
+    ignored = {f.span_id: f.facts[K.IGNORED] for f in facts if K.IGNORED in f.facts}
     members = sorted(
         (r for r in rows if r.span_id in run.verdicts), key=lambda r: (r.start_ns, r.span_id)
     )
@@ -100,6 +102,7 @@ def trace_spans(
                     reason=run.verdicts[r.span_id].reason or None,
                     root=r.span_id == run.root_span_id,
                     clock=run.verdicts[r.span_id].clock or None,
+                    ignored=ignored.get(r.span_id),
                 ),
             )
             for r in members[:max_spans]

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collector.agent_metrics import AgentGauges, exposition
+from collector.agent_metrics import MAX_LABEL_CHARS, MAX_TEXT_BYTES, AgentGauges, exposition
 from collector.storage.board_recent import RecentAgent
 from collector.storage.engine import Database, open_database
 from scoring import policy
@@ -91,3 +91,30 @@ def test_a_database_that_cannot_answer_leaves_the_agent_gauges_out(tmp_path: Pat
         assert gauges.render() == b""
     finally:
         db.dispose()
+
+
+def test_a_long_name_is_cut_in_its_label_and_still_reads_back() -> None:
+    long = HOSTILE * 1000  # past the 16 KiB value limit: what a service.name may hold
+    samples = parsed(exposition([agent(long, owner="o" * 500)], truncated=False))
+    [(labels, _)] = samples["badge_agent_runs"]
+    assert labels["agent"] == long[: MAX_LABEL_CHARS - 3] + "..."
+    assert labels["owner"] == "o" * (MAX_LABEL_CHARS - 3) + "..."
+    assert labels["agent_id"] == agent().agent_id
+    assert (
+        parsed(exposition([agent("x" * MAX_LABEL_CHARS)], False))["badge_agent_runs"][0][0]["agent"]
+        == "x" * MAX_LABEL_CHARS
+    )  # not cut at the bound itself
+
+
+def test_the_text_stops_at_its_bound_leaving_the_least_recent_out() -> None:
+    rows = [agent(f"a{i:03d}", agent_id=f"id-{i}") for i in range(50)]  # most recent first
+    whole = exposition(rows, truncated=False)
+    bound = len(whole) // 2
+    cut_text = exposition(rows, truncated=False, max_bytes=bound)
+    assert len(cut_text) <= bound
+    samples = parsed(cut_text)
+    kept = [labels["agent"] for labels, _ in samples["badge_agent_runs"]]
+    assert 20 <= len(kept) < 50 and kept == [f"a{i:03d}" for i in range(len(kept))]
+    assert samples["badge_agent_metrics_truncated"] == [({}, 1.0)]
+    assert len(whole) <= MAX_TEXT_BYTES  # the default bound leaves these alone
+    assert parsed(whole)["badge_agent_metrics_truncated"] == [({}, 0.0)]

@@ -98,6 +98,52 @@ def test_reported_cost_on_root_wins_and_is_not_priced() -> None:
     assert (t.run().cost_usd, t.run().cost_source) == (0.5, "reported")
 
 
+def test_negative_counts_and_costs_are_no_figures_and_are_named() -> None:
+    """Issue 37 item 12: -1e9 on the root and -5e11 on a call scored as a refund."""
+    t = Tree()
+    root = t.add("root", {"badge.cost.usd": -1e9})
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.usage.cost": "-5e11",
+        "gen_ai.usage.input_tokens": -(9 * 10**18),
+        "gen_ai.usage.output_tokens": 3,
+    }
+    t.add("chat", chat, parent=root)
+    run = t.run()
+    assert (run.input_tokens, run.output_tokens) == (None, 3)
+    assert (run.cost_usd, run.cost_source) == pytest.approx((3 * 15 / 1e6, "estimated"))
+    root_facts, chat_facts = (span.facts for span in t.spans)
+    assert root_facts["ign"] == {"badge.cost.usd": "negative"}
+    assert chat_facts["ign"] == {
+        "gen_ai.usage.cost": "negative",
+        "gen_ai.usage.input_tokens": "negative",
+    }
+
+
+def test_a_run_cost_stops_at_the_ceiling_however_it_was_found() -> None:
+    """Any finite cost >= 0 is a cost; a run's (and so a sum over runs) never
+    passes $10^12, nor overflows when many calls report 1e308."""
+    t = Tree()
+    root = t.add("root", {"badge.cost.usd": 1e308})
+    assert (t.run().cost_usd, t.run().cost_source) == (1e12, "reported")
+    t = Tree()
+    root = t.add("root")
+    for _ in range(3):
+        t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.cost": 1e308}, parent=root)
+    t.add(
+        "chat",
+        {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 2**63 - 1},
+        parent=root,
+    )
+    assert (t.run().cost_usd, t.run().cost_source) == (1e12, "mixed")
+    assert t.run().input_tokens == 2**63 - 1
+    t = Tree()
+    root = t.add("root")
+    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.cost": 0.25}, parent=root)
+    t.add("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.cost": -0.0}, parent=root)
+    assert (t.run().cost_usd, t.run().cost_source) == (0.25, "reported")
+
+
 def test_mixed_cost_when_some_llm_calls_report() -> None:
     t = Tree()
     root = t.add("root")

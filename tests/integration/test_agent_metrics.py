@@ -4,13 +4,16 @@ HTTP parsed as Prometheus parses it, its values equal to the read API's."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import event
 
 from bench.support.otlp import EPOCH_NS, agent_run, new_span_id, new_trace_id, request, span
+from collector.agent_metrics import MAX_LABEL_CHARS
 from collector.assembly.membership import FLAG_HAS_IS_REMOTE
 from scoring import policy
 from tests.integration.harness import Collector, FakeClock, running_collector
@@ -138,7 +141,8 @@ def test_every_gauge_equals_stats_and_fitness(tmp_path: Path, database_url: str)
 
 def test_the_bound_keeps_the_agents_that_ran_last(tmp_path: Path, database_url: str) -> None:
     clock = FakeClock(EPOCH_NS / 1e9 + DAY)
-    with running_collector(tmp_path, clock, database_url=database_url, metrics_max_agents=2) as c:
+    fresh = {"metrics_max_agents": 2, "metrics_refresh_s": 0}  # every scrape renders anew
+    with running_collector(tmp_path, clock, database_url=database_url, **fresh) as c:
         for name, hours_ago in (("oldest", 3), ("middle", 2), ("newest", 1)):
             send(c, at(agent_run(service=name), hours_ago * 3600.0))
         c.settle()
@@ -154,7 +158,7 @@ def test_the_window_follows_the_clock_and_deleted_agents_leave(
     tmp_path: Path, database_url: str
 ) -> None:
     clock = FakeClock(EPOCH_NS / 1e9 + DAY)
-    with running_collector(tmp_path, clock, database_url=database_url) as c:
+    with running_collector(tmp_path, clock, database_url=database_url, metrics_refresh_s=0) as c:
         send(c, at(agent_run(service="dormant"), 40 * DAY))  # 41 days before the clock
         send(c, agent_run(service="active"))
         send(c, agent_run(service="deleted"))
@@ -171,3 +175,69 @@ def test_the_window_follows_the_clock_and_deleted_agents_leave(
         assert set(by_agent(scrape(c), "badge_agent_runs")) == {"active"}
         clock.advance(2.0)
         assert by_agent(scrape(c), "badge_agent_runs") == {}
+
+
+def test_long_names_are_cut_in_labels_and_a_scrape_stays_small(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Issue 37 item 8: names at the 16 KiB value limit made 115 MB per
+    scrape of 1,000 agents; a label is cut at 128 characters, `...` included."""
+    clock = FakeClock(EPOCH_NS / 1e9 + DAY)
+    # 500 characters: the longest name PostgreSQL stores (agents.name); SQLite
+    # took 16 KiB, the value limit.
+    long = "n" * 496
+    with running_collector(tmp_path, clock, database_url=database_url) as c:
+        for i in range(20):  # alike until their last characters: cut alike
+            send(c, agent_run(service=f"{long}{i:04d}"))
+        c.settle()
+        reply = c.http.get(f"{c.http_url}/metrics")
+        assert reply.status_code == 200
+        samples = scrape(c)
+        runs = samples["badge_agent_runs"]
+        assert len(runs) == 20  # one series each: agent_id tells them apart
+        for labels in runs:
+            agent = dict(labels)["agent"]
+            assert agent == "n" * (MAX_LABEL_CHARS - 3) + "..."
+        assert len({dict(labels)["agent_id"] for labels in runs}) == 20
+        assert len(reply.content) < 20 * 11 * 400 + 20_000  # was 20 x 11 x 2 x 500 bytes
+
+
+def test_scrapes_within_the_refresh_interval_share_one_rendering(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Keyless scrapers each rendering the gauges took the server to 2.7 GB:
+    within BADGE_METRICS_REFRESH_S, one board query serves every scrape."""
+    clock = FakeClock(EPOCH_NS / 1e9 + DAY)
+    with running_collector(tmp_path, clock, database_url=database_url, metrics_refresh_s=600) as c:
+        send(c, agent_run(service="first"))
+        c.settle()
+        reads: list[str] = []
+
+        def count(*args: Any) -> None:
+            if "ORDER BY agent_board.last_run_at DESC" in str(args[2]):  # the gauges
+                reads.append(str(args[2]))
+
+        event.listen(c.service.db.reader, "before_cursor_execute", count)
+        try:
+            texts = list(ThreadPoolExecutor(8).map(lambda _: _metrics(c), range(24)))
+            send(c, agent_run(service="second"))  # on the board, not yet in the gauges
+            c.settle()
+            texts.append(_metrics(c))
+        finally:
+            event.remove(c.service.db.reader, "before_cursor_execute", count)
+        assert len(reads) == 1
+        assert {_agents(text) for text in texts} == {("first",)}
+
+
+def _metrics(c: Collector) -> str:
+    reply = c.http.get(f"{c.http_url}/metrics")
+    assert reply.status_code == 200
+    return reply.text
+
+
+def _agents(text: str) -> tuple[str, ...]:
+    found = set()
+    for family in text_string_to_metric_families(text):
+        if family.name == "badge_agent_runs":
+            found |= {s.labels["agent"] for s in family.samples}
+    return tuple(sorted(found))

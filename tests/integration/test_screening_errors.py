@@ -107,6 +107,27 @@ def test_token_counts_at_the_end_of_their_range_are_recorded_exactly(
     assert (run_["input_tokens"], run_["output_tokens"]) == (2**63 - 1, 1)
 
 
+def test_a_cost_at_the_end_of_its_range_is_the_runs_cost_at_the_ceiling(
+    collector: Collector, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SCREEN.md section 3 reads any finite total_cost_usd >= 0; the collector
+    dropped 1e308 and the run's cost read unknown. It reads the ceiling, $10^12."""
+
+    async def run(request: Request) -> Response:
+        return JSONResponse({"output": "ok", "total_cost_usd": 1e308})
+
+    c = collector
+    grader = c.service.keys.create("owner-a", "grader")
+    suite = write_suite(tmp_path, [{"id": "dear", "prompt": "p"}], rounds=1)
+    with serving(Starlette(routes=[Route("/run", run, methods=["POST"])])) as url:
+        done = run_screen(
+            capsys, c, "cost-bot", "--suite", str(suite), "--endpoint", f"{url}/run", key=grader
+        )
+    assert done.code == 0, done.err
+    [run_] = runs_of(c, "cost-bot")
+    assert (run_["cost_usd"], run_["cost_source"]) == (1e12, "reported")
+
+
 def python_screen(c: Collector, key: str, *argv: str) -> subprocess.CompletedProcess[str]:
     """The real command in a child process (its tracer provider becomes the global one)."""
     return subprocess.run(

@@ -113,6 +113,9 @@
       var why = how.counted ? "counted" : (how.reason || "not counted");
       label.appendChild(text("span", why, "why"));
       if (how.clock) { label.appendChild(text("span", "clock: " + how.clock, "tag clock")); }
+      Object.keys(how.ignored || {}).forEach(function (key) {
+        label.appendChild(text("span", "ignored: " + key + " (" + how.ignored[key] + ")", "tag ignored"));
+      });
       item.appendChild(label);
       var lane = text("div", null, "lane");
       var bar = text("div", null, "bar" + (node.status && node.status.code === "error" ? " error" : ""));
