@@ -7,7 +7,11 @@ and GitHub's and GitLab's JUnit readers take: `<testsuites>` holding one
 A task whose every round got no answer to grade is an `<error>` (the agent
 or the way to it is down, not wrong); one with any other failed round is a
 `<failure>` whose text shows, per failed round, what came back against the
-answer key. Every text passes through `text.xml_text`: ElementTree escapes
+answer key. A command that failed for a reason no task shows (an incomplete
+screening, runs that never arrived, a gate that could not compare) adds an
+`<error>` testcase `screening` saying why, so the report is never green then.
+
+Every text passes through `text.xml_text`: ElementTree escapes
 markup but would write an agent's control characters as they are, and the
 file would no longer parse. The texts come cut to `text.TEXT_LIMIT` in the
 facts (the screener keeps no more of an answer than a report shows).
@@ -131,7 +135,25 @@ def screening_suite(facts: ScreeningFacts) -> ET.Element:
     )
     for task in facts.tasks:
         suite.append(_testcase(task, facts.suite_name))
+    if _unexplained(facts):
+        suite.append(_outcome_case(facts))
+        suite.set("tests", str(len(facts.tasks) + 1))
+        suite.set("errors", str(errors + 1))
     return suite
+
+
+def _unexplained(facts: ScreeningFacts) -> bool:
+    """The command failed for a reason no task and no axis shows: the screening is
+    incomplete, its runs or certificate are missing, the gate could not compare. A CI
+    page that reads only the JUnit report must not show it green."""
+    return facts.exit_code == 2 or (facts.exit_code == 1 and facts.compare is None)
+
+
+def _outcome_case(facts: ScreeningFacts) -> ET.Element:
+    case = _element("testcase", classname="badge-collector", name="screening", time="0.000")
+    text = "\n".join([f"exit code {facts.exit_code}: {facts.outcome}", *facts.notes])
+    case.append(_element("error", text, message=facts.outcome, type=f"exit_{facts.exit_code}"))
+    return case
 
 
 def _figure(value: Any, digits: int) -> str | None:

@@ -93,10 +93,13 @@ def stored_of_planned(document: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The gate's answer: `regressed` None when the comparison could not be made."""
+    """The gate's answer: `regressed` None when the comparison could not be made; `body`
+    the compare document (None then), `problem` why it could not be made."""
 
     regressed: bool | None
     lines: tuple[str, ...]
+    body: dict[str, Any] | None = None
+    problem: str | None = None
 
 
 def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) -> Verdict:
@@ -105,7 +108,7 @@ def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) 
         f"/agents/{segment(agent_id)}/compare", base=baseline, head_screening=screening_id
     )
     if not reply.ok:
-        return Verdict(None, (f"error: compare failed: {reply.detail()}",))
+        return Verdict(None, (f"error: compare failed: {reply.detail()}",), None, reply.detail())
     body = reply.body
     lines = [
         f"compared with {baseline}: composite "
@@ -119,4 +122,4 @@ def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) 
         )
     regressed = bool(body["regressed"])
     lines.append("REGRESSED" if regressed else "no regression")
-    return Verdict(regressed, tuple(lines))
+    return Verdict(regressed, tuple(lines), body)

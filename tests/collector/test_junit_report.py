@@ -33,6 +33,7 @@ def test_each_task_is_a_testcase_failed_errored_or_passed_by_its_rounds() -> Non
         task("lost", "missing", "missing", "missing"),
         exit_code=1,
         outcome="regressed against 1.0: correctness",
+        compare=compared(correctness="regressed"),
     )
     suites = read(junit_document([screening_suite(facts)], "screen"))
     suite = suites["support-bot 2.0, suite core"]
@@ -142,3 +143,26 @@ def test_any_text_leaves_the_report_valid_and_readable(
     [failure] = case.result
     assert xml_text(output) in failure.text.replace("\r\n", "\n") or "\r" in output
     assert case.name == xml_text(task_id) or "\r" in task_id
+
+
+def test_a_command_that_failed_for_no_task_adds_an_error_saying_why() -> None:
+    lost = screening(
+        task("greet", "passed"),
+        exit_code=2,
+        outcome="none of the 1 runs dispatched reached the collector",
+        document=None,
+        notes=("1 of the 1 runs dispatched now are not in the collector",),
+    )
+    [suite] = read(junit_document([screening_suite(lost)], "screen")).values()
+    assert (suite.tests, suite.failures, suite.errors) == (2, 0, 1)
+    case = next(c for c in suite if c.name == "screening")
+    [error] = case.result
+    assert isinstance(error, Error) and error.type == "exit_2"
+    assert error.message == "none of the 1 runs dispatched reached the collector"
+    assert "1 of the 1 runs dispatched now" in error.text
+    uncompared = screening(task("greet", "passed"), exit_code=1, outcome="not compared with 1.0")
+    [suite] = read(junit_document([screening_suite(uncompared)], "screen")).values()
+    assert [c.name for c in suite] == ["greet", "screening"]
+    regressed = screening(task("greet", "passed"), exit_code=1, compare=compared(cost="regressed"))
+    [suite] = read(junit_document([screening_suite(regressed)], "screen")).values()
+    assert [c.name for c in suite] == ["greet"]  # the compare's suite says why
