@@ -19,7 +19,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from collector.api_client import ApiClient, segment
 from collector.reports.facts import CompareFacts
@@ -101,26 +101,44 @@ def _conclude(
     if incomplete is not None:
         problems.append(incomplete)
     if options.certificate is not None:
-        verify_url = public_url(options) or client.url
-        saved = save_certificate(client, found_id, sid, options.certificate, verify_url)
-        if isinstance(saved, str):
-            say(f"error: {saved}")
-            problems.append(f"no certificate: {saved}")
-        else:
-            gathered.certificate = saved
-            say(f"certificate written to {saved.path} (statement digest {saved.statement_digest})")
-    gate, findings = 0, [_screened(document)]
+        problem = _certify(client, options, gathered, sid, say)
+        if problem is not None:
+            problems.append(problem)
+    gate, finding = 0, _screened(document)
     if options.baseline is not None:
-        verdict = compare(client, found_id, options.baseline, sid)
-        for line in verdict.lines:
-            print(line, file=sys.stderr if options.json else table)
-        if verdict.body is not None:
-            asked = {"base": options.baseline, "head_screening": sid}
-            gathered.compare = CompareFacts(verdict.body, options.agent, found_id, asked)
-        if options.fail_on_regression and verdict.regressed is not False:
-            gate = 1  # regressed, or could not be compared: a gate fails closed
-        findings = [_gate_finding(options.baseline, verdict)]
-    return gathered.conclude(2 if problems else gate, "; ".join(findings + problems))
+        gate, finding = _gate(client, options, gathered, sid, sys.stderr if options.json else table)
+    return gathered.conclude(2 if problems else gate, "; ".join([finding, *problems]))
+
+
+def _certify(
+    client: ApiClient, options: Options, gathered: Gathered, sid: str, say: Callable[[str], None]
+) -> str | None:
+    """`--certificate FILE` written, or why not (CERTS.md section 3)."""
+    assert options.certificate is not None and gathered.agent_id is not None
+    verify_url = public_url(options) or client.url
+    saved = save_certificate(client, gathered.agent_id, sid, options.certificate, verify_url)
+    if isinstance(saved, str):
+        say(f"error: {saved}")
+        return f"no certificate: {saved}"
+    gathered.certificate = saved
+    say(f"certificate written to {saved.path} (statement digest {saved.statement_digest})")
+    return None
+
+
+def _gate(
+    client: ApiClient, options: Options, gathered: Gathered, sid: str, out: TextIO
+) -> tuple[int, str]:
+    """The baseline compared with this screening: the gate's exit code and its finding."""
+    assert options.baseline is not None and gathered.agent_id is not None
+    verdict = compare(client, gathered.agent_id, options.baseline, sid)
+    for line in verdict.lines:
+        print(line, file=out)
+    if verdict.body is not None:
+        asked = {"base": options.baseline, "head_screening": sid}
+        gathered.compare = CompareFacts(verdict.body, options.agent, gathered.agent_id, asked)
+    # regressed, or could not be compared: a gate fails closed
+    closed = options.fail_on_regression and verdict.regressed is not False
+    return (1 if closed else 0), _gate_finding(options.baseline, verdict)
 
 
 def _note(gathered: Gathered, say: Callable[[str], None], warning: str) -> None:

@@ -29,7 +29,13 @@ from collector.reports.facts import (
 )
 from collector.reports.junit import compare_suite, junit_document, screening_suite
 from collector.reports.markdown import screening_markdown
-from collector.reports.output import ReportNotWritten, same_file, step_summary, write_report
+from collector.reports.output import (
+    STDOUT,
+    ReportNotWritten,
+    same_file,
+    step_summary,
+    write_report,
+)
 from collector.reports.text import cut
 from collector.screening.options import Options
 from collector.screening.plan import Screening
@@ -183,4 +189,6 @@ def _write(
     except ReportNotWritten as exc:
         say(f"error: {flag}: {exc}")
         return False
+    if target != STDOUT:  # where to find it, in a CI job's log
+        say(f"{flag} report {'added to' if append else 'written to'} {target}")
     return True
