@@ -104,8 +104,11 @@ class Verdict:
 
 def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) -> Verdict:
     """The baseline version against this screening's runs (`head_screening`)."""
-    reply = client.get(
-        f"/agents/{segment(agent_id)}/compare", base=baseline, head_screening=screening_id
+    reply = client.get(  # with the evidence: the reports say what an axis without a verdict lacks
+        f"/agents/{segment(agent_id)}/compare",
+        base=baseline,
+        head_screening=screening_id,
+        evidence="true",
     )
     if not reply.ok:
         return Verdict(None, (f"error: compare failed: {reply.detail()}",), None, reply.detail())

@@ -256,3 +256,19 @@ def test_report_flags_that_cannot_be_honoured_stop_the_command_before_it_screens
                  "--endpoint", "http://127.0.0.1:9/run", *argv)  # fmt: skip
     assert done.code == 2 and said in done.err, done.err
     assert "unreachable" not in done.err
+
+
+def test_an_axis_without_evidence_is_skipped_with_what_it_lacks(tmp_path: Path) -> None:
+    with running_collector(tmp_path) as c:
+        grader = c.service.keys.create("owner-a", "grader")
+        suite = write_suite(tmp_path, tasks(["done", "done"]), name="small", rounds=1)
+        common = ("screen", "small-bot", "--suite", str(suite), "--url", c.http_url)
+        common += ("--target", "tests.screening_agent:answer", "--key", grader, "--settle", "0")
+        assert badge(*common, "--version", "1.0").code == 0
+        said = badge(*common, "--version", "1.1", "--baseline", "1.0", "--junit", "-")
+    assert said.code == 0, said.err
+    compare = junit(said.out)["compare small-bot 1.0 -> 1.1"]
+    skipped = {case.name: case.result[0] for case in compare if case.is_skipped}
+    assert "correctness" in skipped  # two tasks, one round: too few to test anything
+    assert skipped["correctness"].message.startswith("insufficient evidence: ")
+    assert len(skipped["correctness"].message) > len("insufficient evidence: ") + 10
