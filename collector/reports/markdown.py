@@ -85,6 +85,13 @@ def compare_section(facts: CompareFacts, links: Links) -> list[str]:
         "p adj.",
     ]
     lines = _table(header, ["---", "---:", "---:", "---:", "---", "---", "---:", "---:"], rows)
+    lacking = [
+        f"- {inline(axis.replace('_', ' '))}: no verdict, {inline(str(change['needed']), 300)}"
+        for axis, change in (body.get("axes") or {}).items()
+        if change.get("verdict") == "insufficient_evidence" and change.get("needed")
+    ]
+    if lacking:
+        lines += ["", *lacking]
     least = body.get("min_effect") or 0
     if least:
         lines += ["", f"A verdict also needs the axis to move by at least {least:g} points."]

@@ -121,4 +121,6 @@ def test_a_compare_report_names_both_versions_and_what_moved() -> None:
     assert unchanged.startswith("## ✅ support-bot 1.0 → 2.0: no regression\n")
     page = html(regressed)
     assert re.search(r"<td>composite</td>\s*<td>100\.00</td>\s*<td>80\.00</td>", page)
+    lacking = compare_markdown(compared(robustness="insufficient_evidence"), NO_LINKS)
+    assert "- robustness: no verdict, 5 paired tasks with 2 runs each\n" in lacking
     assert "Tasks that moved" in page and "greet" not in page
