@@ -47,18 +47,10 @@ def compare_section(facts: CompareFacts, links: Links) -> list[str]:
     base, head = sides(body)
     composite = body.get("composite") or {}
     counted = [str((body.get(side) or {}).get("runs_counted", "-")) for side in ("base", "head")]
+    blank = [""] * 4  # verdict, test, p, p adj.: a side's row has none
     rows = [
-        ["runs counted", *counted, "", "", "", "", ""],
-        [
-            "composite",
-            num(composite.get("base")),
-            num(composite.get("head")),
-            num(composite.get("delta")),
-            "",
-            "",
-            "",
-            "",
-        ],
+        ["runs counted", *counted, "", *blank],
+        ["composite", *(num(composite.get(key)) for key in ("base", "head", "delta")), *blank],
     ]
     for axis, change in (body.get("axes") or {}).items():
         verdict = str(change.get("verdict"))
@@ -74,16 +66,8 @@ def compare_section(facts: CompareFacts, links: Links) -> list[str]:
                 num(change.get("p_adjusted"), 6),
             ]
         )
-    header = [
-        "",
-        code(base, cell=True),
-        code(head, cell=True),
-        "delta",
-        "verdict",
-        "test",
-        "p",
-        "p adj.",
-    ]
+    sides_shown = [code(base, cell=True), code(head, cell=True)]
+    header = ["", *sides_shown, "delta", "verdict", "test", "p", "p adj."]
     lines = _table(header, ["---", "---:", "---:", "---:", "---", "---", "---:", "---:"], rows)
     lacking = [
         f"- {inline(axis.replace('_', ' '))}: no verdict, {inline(str(change['needed']), 300)}"
@@ -108,9 +92,7 @@ def compare_section(facts: CompareFacts, links: Links) -> list[str]:
         ]
         lines += ["", "Tasks that moved:", ""]
         align = ["---", "---", "---:", "---:"]
-        lines += _table(
-            ["task", "change", code(base, cell=True), code(head, cell=True)], align, shown
-        )
+        lines += _table(["task", "change", *sides_shown], align, shown)
         if len(moved) > MOVED_ROWS:
             lines += ["", f"… and {len(moved) - MOVED_ROWS} more."]
     if facts.agent_id is not None:
