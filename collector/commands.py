@@ -11,6 +11,7 @@ server: a grade is stored by the collector that writes runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import urllib.parse
@@ -26,6 +27,8 @@ from api.problems import Problem
 from api.views import agents as agent_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
+from collector.reports.compare import check_targets, write_compare
+from collector.reports.words import TEST_NAMES
 from collector.settings import Settings
 from scoring import policy
 
@@ -77,6 +80,12 @@ def add_read_commands(sub: Any) -> None:
         "--fail-on-regression",
         action="store_true",
         help="exit 1 when any axis regressed (gate a release in CI)",
+    )
+    compare.add_argument(
+        "--junit", default=None, metavar="FILE", help="write a JUnit XML report (- for stdout)"
+    )
+    compare.add_argument(
+        "--markdown", default=None, metavar="FILE", help="write a Markdown report (- for stdout)"
     )
     diagnose = sub.add_parser("diagnose", help="the weakest axis and the runs behind it")
     diagnose.add_argument("agent", help="agent id or name")
@@ -418,6 +427,10 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     if (args.base is None) != (args.head is None):  # docs/loop.md "Compare": both or neither
         print("error: --base and --head are given together or not at all", file=sys.stderr)
         return 2
+    problem = check_targets(args.junit, args.markdown)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         ident = reader.agent_id(args.agent, args.owner)
         if args.base is None:
@@ -435,16 +448,19 @@ def compare_versions(reader: Reader, args: argparse.Namespace) -> int:
     except ReadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print_comparison(body)
+    with contextlib.redirect_stdout(
+        sys.stderr if "-" in (args.junit, args.markdown) else sys.stdout
+    ):
+        print_comparison(body)  # out of the way of a report on stdout
+    public = os.environ.get("BADGE_PUBLIC_URL") or args.url  # the dashboard, for links
+    targets = (args.junit, args.markdown)
+    for problem in (problems := write_compare(body, args.agent, ident, targets, public)):
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        return 2
     return 1 if args.fail_on_regression and body["regressed"] else 0
 
 
-TEST_NAMES = {
-    "cochran_mantel_haenszel": "CMH (paired)",
-    "wilcoxon_signed_rank": "Wilcoxon (paired)",
-    "two_proportion_z": "2-proportion z",
-    "mann_whitney_u": "Mann-Whitney U",
-}
 # How a paired task's figure reads, per axis; the worst change first.
 PAIR_UNITS = {
     "correctness": ("pass rate", 2, False),

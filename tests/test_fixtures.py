@@ -15,9 +15,15 @@ from tests.conftest import FIXTURES, SHARED
 
 COPIES = {"fixtures": FIXTURES, "corpus": FIXTURES / "corpus"}
 # Not copies: the corpus is compared on its own; fuzz/ holds the inputs our
-# fuzzer found failing (bench/support/fuzzing.py) and recordings/ the
-# frameworks we recorded ourselves (recordings/ at the top), which are ours.
-NOT_COPIES = (FIXTURES / "corpus", FIXTURES / "fuzz", FIXTURES / "recordings")
+# fuzzer found failing (bench/support/fuzzing.py), recordings/ the
+# frameworks we recorded ourselves (recordings/ at the top) and junit/ the
+# JUnit schema the reports are checked against, which are ours.
+NOT_COPIES = (
+    FIXTURES / "corpus",
+    FIXTURES / "fuzz",
+    FIXTURES / "recordings",
+    FIXTURES / "junit",
+)
 
 
 def files(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, bytes]:

@@ -42,3 +42,18 @@ def add_screen_command(sub: Any) -> None:
     p.add_argument("--baseline", default=None, help="compare this version with the screening")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if it regressed")
     p.add_argument("--json", action="store_true", help="print the screening's JSON document")
+    p.add_argument(
+        "--junit", default=None, metavar="FILE", help="write a JUnit XML report (- for stdout)"
+    )
+    p.add_argument(
+        "--markdown",
+        default=None,
+        metavar="FILE",
+        help="write a Markdown report (- for stdout); without it, $GITHUB_STEP_SUMMARY gets one",
+    )
+    p.add_argument(
+        "--certificate",
+        default=None,
+        metavar="FILE",
+        help="write the screening's signed certificate once its runs have settled",
+    )

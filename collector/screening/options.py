@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from collector.reports.output import STDOUT, check_path
 from collector.screening.http_target import RESERVED_HEADERS
 from collector.screening.plan import SCREENING_ID, new_screening_id
 
@@ -41,6 +42,14 @@ class Options:
     baseline: str | None
     fail_on_regression: bool
     json: bool
+    junit: str | None = None
+    markdown: str | None = None
+    certificate: str | None = None
+
+    @property
+    def reports_take_stdout(self) -> bool:
+        """A report goes to standard output: the table goes to stderr, out of its way."""
+        return STDOUT in (self.junit, self.markdown)
 
 
 def parse_header(text: str) -> tuple[str, str] | str:
@@ -90,6 +99,9 @@ def check_options(args: argparse.Namespace) -> Options | str:
         if isinstance(parsed, str):
             return parsed
         headers[parsed[0]] = parsed[1]
+    problem = _check_reports(args)  # last: it makes the reports' folders
+    if problem is not None:
+        return problem
     return Options(
         agent=args.agent,
         suite=args.suite,
@@ -107,4 +119,34 @@ def check_options(args: argparse.Namespace) -> Options | str:
         baseline=args.baseline,
         fail_on_regression=args.fail_on_regression,
         json=args.json,
+        junit=args.junit,
+        markdown=args.markdown,
+        certificate=args.certificate,
     )
+
+
+def _check_reports(args: argparse.Namespace) -> str | None:
+    """At most one document on stdout; report files that can be written (their folders
+    are made now, before a long screening, rather than found missing after it)."""
+    on_stdout = [
+        flag
+        for flag, used in (
+            ("--json", args.json),
+            ("--junit -", args.junit == STDOUT),
+            ("--markdown -", args.markdown == STDOUT),
+        )
+        if used
+    ]
+    if len(on_stdout) > 1:
+        return f"{' and '.join(on_stdout)} would both print to stdout: give one a file"
+    if args.certificate == STDOUT:
+        return "--certificate needs a file (the certificate is an artifact to keep)"
+    for flag, target in (
+        ("--junit", args.junit),
+        ("--markdown", args.markdown),
+        ("--certificate", args.certificate),
+    ):
+        problem = check_path(flag, target)
+        if problem is not None:
+            return problem
+    return None

@@ -93,19 +93,25 @@ def stored_of_planned(document: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The gate's answer: `regressed` None when the comparison could not be made."""
+    """The gate's answer: `regressed` None when the comparison could not be made; `body`
+    the compare document (None then), `problem` why it could not be made."""
 
     regressed: bool | None
     lines: tuple[str, ...]
+    body: dict[str, Any] | None = None
+    problem: str | None = None
 
 
 def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) -> Verdict:
     """The baseline version against this screening's runs (`head_screening`)."""
-    reply = client.get(
-        f"/agents/{segment(agent_id)}/compare", base=baseline, head_screening=screening_id
+    reply = client.get(  # with the evidence: the reports say what an axis without a verdict lacks
+        f"/agents/{segment(agent_id)}/compare",
+        base=baseline,
+        head_screening=screening_id,
+        evidence="true",
     )
     if not reply.ok:
-        return Verdict(None, (f"error: compare failed: {reply.detail()}",))
+        return Verdict(None, (f"error: compare failed: {reply.detail()}",), None, reply.detail())
     body = reply.body
     lines = [
         f"compared with {baseline}: composite "
@@ -119,4 +125,4 @@ def compare(client: ApiClient, agent_id: str, baseline: str, screening_id: str) 
         )
     regressed = bool(body["regressed"])
     lines.append("REGRESSED" if regressed else "no regression")
-    return Verdict(regressed, tuple(lines))
+    return Verdict(regressed, tuple(lines), body)

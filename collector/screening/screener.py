@@ -21,6 +21,7 @@ from typing import Protocol
 
 from opentelemetry.trace import Span
 
+from collector.reports.text import cut
 from collector.screening.answers import Answer, failed
 from collector.screening.grading import Grading
 from collector.screening.plan import Dispatch, Screening, Todo, round_dispatches
@@ -48,7 +49,9 @@ class Progress(Protocol):
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """One dispatch as the screener saw it; `trace_id` (hex) finds its run in the collector.
-    `note` says why its grade is not the grader's own verdict (a regex search that gave up)."""
+    `note` says why its grade is not the grader's own verdict (a regex search that gave up).
+    A failed dispatch keeps what came back (`output`: the answer, else the body) and why it
+    failed (`detail`), each cut as a report shows them, for the reports (issue 41)."""
 
     task_id: str
     round: int
@@ -58,6 +61,8 @@ class Outcome:
     latency_ms: float
     trace_id: str
     note: str | None = None
+    output: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +117,18 @@ async def dispatch_one(dispatch: Dispatch, dispatcher: Dispatcher) -> Outcome:
     task = dispatch.task
     graded = await dispatcher.grading.grade(task, answer)
     recorder.finish(root, answer, graded.grade, end_ns)
+    passed = graded.grade.passed
+    came_back = answer.output if answer.output is not None else answer.body
+    why = answer.detail or graded.note
     return Outcome(
         task_id=task.id,
         round=dispatch.round,
         error_class=answer.error_class,
-        passed=graded.grade.passed,
+        passed=passed,
         score=graded.grade.score,
         latency_ms=(end_ns - start_ns) / 1e6,
         trace_id=f"{root.get_span_context().trace_id:032x}",
         note=graded.note,
+        output=None if passed or came_back is None else cut(came_back),
+        detail=None if passed or why is None else cut(why),
     )

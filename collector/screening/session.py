@@ -17,6 +17,8 @@ import argparse
 import asyncio
 import os
 import sys
+import time
+from datetime import UTC, datetime
 from importlib import metadata
 
 from collector.api_client import ApiClient
@@ -30,6 +32,7 @@ from collector.screening.plans import PlanRefused, register
 from collector.screening.progress import progress_for
 from collector.screening.python_target import PythonTarget, TargetError, load_callable
 from collector.screening.recorder import Recorder
+from collector.screening.reporting import Gathered
 from collector.screening.screener import Dispatcher, Outcome, Target, screen
 from collector.screening.suite import SuiteError, load_suite
 
@@ -86,8 +89,11 @@ def run(args: argparse.Namespace) -> int:
                 options.screening_id,
                 options.concurrency,
             )
+        started, clock = datetime.now(UTC), time.monotonic()
         outcomes = _dispatch(screening, target, options, url, key, todo)
-        return finish(client, screening, options, agent_id, outcomes, say)
+        elapsed = time.monotonic() - clock
+        gathered = Gathered(outcomes, f"{started:%Y-%m-%dT%H:%M:%S}", elapsed, agent_id)
+        return finish(client, screening, options, gathered, say)
     finally:
         client.close()
 
