@@ -47,7 +47,7 @@ agents = Table(
     metadata,
     Column("id", String(36), primary_key=True),
     Column("owner", String(200), nullable=False),
-    Column("name", String(500), nullable=False),
+    Column("name", Text, nullable=False),
     Column("first_seen_at", Float, nullable=False),
     Column("deleted_at", Float),
     UniqueConstraint("owner", "name", name="uq_agents_owner_name"),
