@@ -18,7 +18,13 @@ from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
 from collector.assembly.counting import agent_names, judge
 from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
-from collector.assembly.membership import find_root, group_runs, run_id_for
+from collector.assembly.membership import (
+    aside_key,
+    find_root,
+    grader_claims,
+    group_runs,
+    run_id_for,
+)
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
 
@@ -88,6 +94,7 @@ class Run:
     screening_round: int | None = None
     suite_name: str | None = None
     suite_digest: str | None = None
+    grader_claim: bool = False  # a grader's span claims it (membership.grader_claims)
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -113,6 +120,19 @@ def assemble_trace(
     return runs
 
 
+def stored_as(runs: Sequence[Run], run_id: str) -> Run | None:
+    """The assembled run stored under `run_id`: the one of that id, or the
+    one stored aside because a grader's run of another trace holds its run
+    key (collector.runs.claims), whose id is that of its aside key."""
+    for run in runs:
+        if run.id == run_id:
+            return run
+    for run in runs:
+        if run_id_for(run.agent_id, aside_key(run.trace_id, run.run_key)) == run_id:
+            return run
+    return None
+
+
 def _assemble_run(
     trace_id: str,
     agent_id: str,
@@ -124,8 +144,14 @@ def _assemble_run(
     timers: Timers,
     keep_verdicts: bool = True,
 ) -> Run:
+    held = grader_claims(run_key, members)
+    # In a run a grader's span claims, only a grader's span can be the root
+    # (docs/runs.md "Runs a grader recorded"); the other spans there are
+    # under one of them (membership._held_apart), and to this choice their
+    # ids are spans elsewhere, as another run's are.
+    candidates = [s for s in members if s.grader] if held else members
     decision = find_root(
-        members, trace_ids - {s.span_id for s in members}, timers.orphan_grace_s, now
+        candidates, trace_ids - {s.span_id for s in candidates}, timers.orphan_grace_s, now
     )
     root = decision.root
     tree = RunTree(members, root)
@@ -209,6 +235,7 @@ def _assemble_run(
         ),
         evaluation=_evaluation(root, source, decider),
         **_screening(root),
+        grader_claim=held,
         verdicts=verdicts if keep_verdicts else {},
     )
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from api.certificate_ports import CanonicalSpans, KeyRef
 from api.ports import RunInfo
-from collector.assembly.runs import Timers, assemble_trace
+from collector.assembly.runs import Timers, assemble_trace, stored_as
 from collector.certificates.canonical import canonical_json, json_ready, sha256_hex
 from collector.storage.session import SqlSession
 from collector.storage.trace_spans import FACT_COLUMNS, fact_values, to_span_facts
@@ -37,9 +37,7 @@ def canonical_spans(
         found = session.iter_numbered("spans", "trace_ref", _COLUMNS, [number])
         rows = [_Row._make(values) for values in found]
     facts = [to_span_facts(fact_values(r)) for r in rows]
-    assembled = next(
-        (x for x in assemble_trace(run.trace_id, facts, now, timers) if x.id == run.id), None
-    )
+    assembled = stored_as(assemble_trace(run.trace_id, facts, now, timers), run.id)
     members = [] if assembled is None else [r for r in rows if r.span_id in assembled.verdicts]
     members.sort(key=lambda r: r.span_id)
     body = canonical_json([_canonical(r) for r in members])

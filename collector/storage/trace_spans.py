@@ -16,7 +16,7 @@ from typing import Any
 
 from api.ports import SpanVerdict, TraceSpan, TraceView
 from collector.assembly.facts import SpanFacts
-from collector.assembly.runs import Timers, assemble_trace
+from collector.assembly.runs import Timers, assemble_trace, stored_as
 from proto.view import resource_attributes, span_details
 
 # What run assembly reads of a stored span, in this order (SpanFacts' fields
@@ -72,7 +72,7 @@ def trace_spans(
     """Rows of a trace's stored spans (with their resource's bytes as `resource`)
     -> the spans of one of its runs, by start time."""
     facts = [to_span_facts(fact_values(r)) for r in rows]
-    run = next((x for x in assemble_trace(trace_id, facts, now, timers) if x.id == run_id), None)
+    run = stored_as(assemble_trace(trace_id, facts, now, timers), run_id)
     if run is None:
         return TraceView([], False)
     members = sorted(
