@@ -104,9 +104,7 @@ def run(c: Collector, run_id: str) -> dict[str, Any]:
 
 
 def runs_of(c: Collector, name: str = AGENT) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = get(c, "/runs", agent_id=the_agent(name), page_size=500)[
-        "items"
-    ]
+    items: list[dict[str, Any]] = get(c, "/runs", agent_id=the_agent(name), page_size=500)["items"]
     return items
 
 
@@ -126,7 +124,9 @@ def test_an_agent_key_cannot_rewrite_a_graded_run_by_sending_its_run_key_in_anot
     graded_trace, forged_trace = new_trace_id(), new_trace_id()
 
     def graded() -> None:
-        send(c, grader, [root_span(graded_trace, new_span_id(), screened_attributes("t", 1, False))])
+        send(
+            c, grader, [root_span(graded_trace, new_span_id(), screened_attributes("t", 1, False))]
+        )
 
     def forged() -> None:
         attributes = screened_attributes("t", 1, True)
