@@ -10,14 +10,20 @@ its figures must come out as the grader recorded them.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.support.otlp import EPOCH_NS, new_span_id, new_trace_id, request, span
 from collector.assembly.identity import agent_id
 from collector.assembly.membership import run_id_for
-from tests.integration.harness import Collector
+from tests.integration.harness import RUN_OUTCOME_COLUMNS, Collector, running_collector
 
 API = "/api/v1"
 AGENT = "screened-bot"
@@ -146,6 +152,11 @@ def test_an_agent_key_cannot_rewrite_a_graded_run_by_sending_its_run_key_in_anot
         "reported",
         None,
     )
+    # Its owner reads it as any run: its trace, and its certificate's spans.
+    [forged_span] = get(c, f"/runs/{own['id']}/trace")["spans"]
+    assert forged_span["classification"]["root"] is True
+    [canonical] = get(c, f"/runs/{own['id']}/trace", canonical="true")
+    assert canonical["span_id"] == forged_span["span_id"]
     document = screening(c)
     assert (document["total_runs"], document["successful_runs"], document["rounds"]) == (1, 0, 1)
 
@@ -326,3 +337,116 @@ def test_an_agent_keys_own_run_keys_keep_their_ids_and_take_grades(collector: Co
     c.settle()
     held = run(c, keyed("job-7"))
     assert (held["success"], held["success_source"]) == (False, "graded")
+
+
+# -- a process that held the agent's span of that identity
+
+
+def test_a_process_that_holds_the_agents_span_recomputes_with_the_graders_in_its_place(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Two collectors on one database: the first holds the trace, with the
+    agent's span under the root's identity, in its cache; the second stores
+    the grader's root in its place. The span count is the same, so the first
+    must tell from the count of grader spans that what it holds is stale."""
+    with (
+        running_collector(tmp_path / "one", database_url=database_url) as first,
+        running_collector(tmp_path / "two", database_url=database_url) as second,
+    ):
+        grader = grader_of(second)
+        trace_id, root_id = new_trace_id(), new_span_id()
+        forged = root_span(trace_id, root_id, screened_attributes("t", 1, True), latency_ms=5)
+        send(first, first.key, [forged])
+        first.settle()
+        chat = span(trace_id, new_span_id(), "chat m", parent=root_id, attributes=CHAT)
+        send(first, first.key, [chat])
+        first.settle()  # the first process read the trace back, and holds it
+        send(second, grader, [root_span(trace_id, root_id, screened_attributes("t", 1, False))])
+        second.settle()
+        late = span(trace_id, new_span_id(), "chat m", parent=root_id, attributes=CHAT)
+        send(first, first.key, [late])
+        first.settle()
+        second.settle()
+        held = run(first, keyed(f"{SID}/t/1"))
+        assert (held["success"], held["success_source"], held["latency_ms"]) == (
+            False,
+            "graded",
+            100,
+        )
+        assert (held["llm_calls"], held["span_count"]) == (2, 3)
+
+
+# -- any order, any grouping: the same runs (docs/runs.md "Delivery in any order")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32))
+def test_a_graded_run_and_its_forgeries_give_the_same_runs_in_any_order(
+    shared: Shared, seed: int
+) -> None:
+    c, rnd = shared.collector, random.Random(seed)
+    sid = f"p-{seed}"
+    graded_trace, forged_trace = new_trace_id(), new_trace_id()
+    root_id = new_span_id()
+    graded = [root_span(graded_trace, root_id, screened_attributes("t", 1, False, sid))]
+    agents = [
+        span(graded_trace, new_span_id(), "chat m", parent=root_id, attributes=CHAT),
+        root_span(  # the root's identity, from the agent
+            graded_trace, root_id, screened_attributes("t", 1, True, sid), start=EPOCH_NS
+        ),
+        root_span(  # an earlier parentless span naming the run key
+            graded_trace,
+            new_span_id(),
+            screened_attributes("t", 1, True, sid),
+            start=EPOCH_NS,
+            latency_ms=50_000,
+        ),
+        root_span(forged_trace, new_span_id(), screened_attributes("t", 1, True, sid)),
+        root_span(forged_trace, new_span_id(), screened_attributes("t", 2, True, sid)),
+    ]
+    # The reference, under another owner: the grader's root first, then the
+    # agent's spans in one request.
+    send(c, shared.reference_grader, graded)
+    send(c, shared.reference_agent, agents)
+    pieces = [(shared.grader, s) for s in graded] + [(c.key, s) for s in agents]
+    pieces += rnd.sample(pieces, k=rnd.randint(0, 3))  # an exporter's retries
+    rnd.shuffle(pieces)
+    for key, piece in pieces:
+        send(c, key, [piece])
+    c.settle()
+    traces = (graded_trace.hex(), forged_trace.hex())
+    assert outcomes(c, "owner-a", traces) == outcomes(c, "reference-owner", traces)
+
+
+COMPARED = (*RUN_OUTCOME_COLUMNS, "grader_claim", "screening_id", "screening_round")
+
+
+def outcomes(c: Collector, owner: str, traces: tuple[str, str]) -> list[tuple[Any, ...]]:
+    found = c.query(
+        f"SELECT {', '.join(COMPARED)} FROM runs WHERE owner = ? AND trace_id IN (?, ?)",
+        owner,
+        *traces,
+    )
+    claim = COMPARED.index("grader_claim")
+    return sorted(((*row[:claim], bool(row[claim]), *row[claim + 1 :]) for row in found), key=repr)
+
+
+@dataclass
+class Shared:
+    collector: Collector
+    grader: str
+    reference_agent: str
+    reference_grader: str
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, module_database_url: str) -> Iterator[Shared]:
+    directory = Path(tmp_path_factory.mktemp("forged"))
+    with running_collector(directory, database_url=module_database_url) as c:
+        keys = c.service.keys
+        yield Shared(
+            c,
+            grader_of(c),
+            keys.create("reference-owner"),
+            keys.create("reference-owner", "grader"),
+        )
