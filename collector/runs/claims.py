@@ -1,5 +1,5 @@
 """What a grader key recorded stays the grader's, across traces (docs/runs.md
-"Runs a grader recorded", docs/screening.md "What the agent cannot change").
+"Runs a grader recorded", docs/screening.md "What the agent under test cannot change").
 
 Assembly keeps a grader's run whole inside one trace (assembly.membership);
 a run key and a screening reach across traces, so the runs a write is
