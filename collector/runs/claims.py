@@ -90,8 +90,9 @@ def resolve(session: SqlSession, owner: str, runs: Sequence[Claimed], now: float
     found = Resolution()
     _hold_run_keys(session, owner, runs, found)
     _hold_screenings(session, runs, found)
-    found.recheck -= {(owner, run.trace_id) for run in runs}  # stored right now
-    session.mark_pending(found.recheck, now)
+    if found.recheck:
+        found.recheck -= {(owner, run.trace_id) for run in runs}  # stored right now
+        session.mark_pending(found.recheck, now)
     return found
 
 
