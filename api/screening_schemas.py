@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -97,6 +98,15 @@ def _unique(tasks: list[str]) -> list[str]:
 Text = Annotated[StrictStr, AfterValidator(_no_nul)]
 
 
+def _whole(value: object) -> object:
+    """JSON Schema's `integer` takes any number with no fraction (`33.0`);
+    a client that serialises numbers as doubles must not be refused. Text and
+    booleans stay refused by the strict integer after this."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 class PlanBody(BaseModel):
     """What `screen` is about to dispatch (docs/screening.md "Incomplete screenings")."""
 
@@ -109,7 +119,7 @@ class PlanBody(BaseModel):
     suite_name: Annotated[Text, Field(max_length=64)] | None = None
     suite_digest: Annotated[Text, Field(max_length=64)] | None = None
     version: Annotated[Text, Field(max_length=1024)] | None = None
-    rounds: Annotated[StrictInt, Field(ge=1, le=100)]
+    rounds: Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_whole)]
     tasks: Annotated[
         list[Annotated[StrictStr, Field(min_length=1, max_length=256)]],
         Field(min_length=1, max_length=10_000),

@@ -62,6 +62,8 @@ def as_int(value: Any) -> int | None:
         # An integer (or integer text) as it is: through a float, 2^63-1 became 2^63
         # and fell outside the range (issue 37 item 13).
         number = value if isinstance(value, int) else int(value)
+    except OverflowError:  # an infinite double: no count (found by bench/fuzz.py)
+        return None
     except (TypeError, ValueError):
         try:
             number = int(float(value))  # "12.0", 12.5

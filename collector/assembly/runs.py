@@ -162,10 +162,7 @@ def _assemble_run(
     if status == "running":
         success, source = None, None
     elif status == "timeout":
-        success, source = (
-            False,
-            "status",
-        )  # docs/runs.md "The fields of a run": timeout fails the run
+        success, source, decider = _timeout_outcome(tree, root)
     else:
         success, source, decider = _success(tree, root)
     counted_llm: list[SpanFacts] = []
@@ -279,6 +276,19 @@ def _success(
         if outcome is not None:
             return outcome, _said_by(root), root
     return root.status_code != c.STATUS_ERROR, "status", None
+
+
+def _timeout_outcome(tree: RunTree, root: SpanFacts | None) -> tuple[bool, str, SpanFacts | None]:
+    """A timeout fails the run (docs/runs.md "The fields of a run"). When the
+    root is there, a grader key's root said `timeout` (a screening recording an
+    infrastructure failure, SCREEN.md section 4) and graded it: the outcome is
+    then the grader's, `graded` like every other graded run (issue 42 item 3).
+    Without a root nothing can stand in for it: `status`."""
+    if root is not None:
+        success, source, decider = _success(tree, root)
+        if source == "graded" and success is False:
+            return False, "graded", decider
+    return False, "status", None
 
 
 def _said_by(span: SpanFacts) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from collector.assembly.identity import agent_id
 from collector.assembly.membership import keyed_run_ids, run_id_for
-from collector.assembly.runs import Evaluation
+from collector.assembly.runs import Evaluation, Timers
 from proto import WireEvent
 from tests.collector.trees import EPOCH_S, TRACE, Tree
 
@@ -129,3 +129,28 @@ def test_a_run_key_names_the_badge_run_id_and_a_trace_ids_run() -> None:
     assert t.run().id == keyed_run_ids(ident, TRACE)[1]
     other = agent_id("owner-b", "bot")
     assert not set(keyed_run_ids(other, TRACE)) & set(keyed_run_ids(ident, TRACE))
+
+
+def test_a_screened_timeout_sent_through_a_grader_key_is_graded_like_other_graded_runs() -> None:
+    # SCREEN.md section 4 with LOOP.md section 4 (issue 42 item 3): the
+    # screener records a timed-out dispatch with badge.run.status=timeout and
+    # its grade badge.run.success=false on the root; through a grader key the
+    # outcome is the grader's, so its source is `graded`, not `status`.
+    t = Tree()
+    t.add(
+        "root",
+        {"badge.run.status": "timeout", "badge.run.success": False, "error.type": "timeout"},
+        grader=True,
+    )
+    run = t.run()
+    assert (run.status, run.success, run.success_source) == ("timeout", False, "graded")
+    assert run.error_class == "timeout"
+
+
+def test_a_run_whose_root_never_came_times_out_on_status_even_with_a_graded_child() -> None:
+    # RUNS.md "status": no root within run_timeout -> timeout, success false,
+    # source `status`; what a child says cannot stand in for the missing root.
+    t = Tree()
+    t.add("child", {"badge.run.success": True}, parent="00000000000000aa", flags=0x100, grader=True)
+    run = t.run(now=10_000.0, timers=Timers(orphan_grace_s=30, run_timeout_s=300))
+    assert (run.status, run.success, run.success_source) == ("timeout", False, "status")
