@@ -14,7 +14,8 @@ happen in sorted order too; span retention skips trace rows in use. The one
 cycle left open needs one `badge.run.id` reused across two traces written by
 two processes at the same instant; PostgreSQL then aborts one transaction,
 whose exports get a retryable 503: nothing is lost. A grade and a new run it
-names wait for each other through `hold_runs`.
+names wait for each other through `hold_runs`, and so do two runs of one run
+key in two traces (storage.run_claims).
 """
 
 from __future__ import annotations
