@@ -83,8 +83,8 @@ def group_runs(trace_id: str, spans: Sequence[SpanFacts]) -> dict[tuple[str, str
     other one, whatever agent their resources name: a screened agent's
     services all belong to the screened run, which is the claiming span's
     agent's (SCREEN.md section 4). A span under no claim is in its own
-    agent's run of the trace. In a run a grader's span claims, spans of
-    other keys count only under a grader's span (`_held_apart`)."""
+    agent's run of the trace. In a run a grader's span claims, a span of
+    another key that would be a root on its own goes aside (`_held_apart`)."""
     ordered = sorted(spans, key=lambda s: s.span_id)
     agents = {span.agent_id for span in spans}
     if len(agents) == 1 and not any(K.RUN_ID in span.facts or span.grader for span in spans):
@@ -125,49 +125,72 @@ def _held_apart(
     trace_id: str, groups: dict[tuple[str, str], list[SpanFacts]]
 ) -> dict[tuple[str, str], list[SpanFacts]]:
     """A run a grader's span claims keeps the grader's spans and the spans
-    under them; the other spans of other keys form a run of their own
-    (`aside_key`), so they can neither become its root nor count in it
-    (issue 37 item 2: a parentless span that started earlier, from the
-    agent's key, had become the root of its graded run)."""
+    under them. A span of another key that would be a root on its own there
+    (`_rivals`) forms, with the spans under it, a run of its own
+    (`aside_key`): it can neither become the grader's root nor count in its
+    run (issue 37 item 2: a parentless span of the agent's, started earlier,
+    had become the root of its graded run)."""
+    trace_ids = {span.span_id for members in groups.values() for span in members}
     held: dict[tuple[str, str], list[SpanFacts]] = {}
     for (agent, key), members in groups.items():
         if not grader_claims(key, members):
             held[(agent, key)] = members
             continue
-        kept, aside = _under_graders(members)
+        kept, aside = _rivals(members, trace_ids)
         held[(agent, key)] = kept
         if aside:
             held[(agent, aside_key(trace_id, key))] = aside
     return held
 
 
-def _under_graders(members: list[SpanFacts]) -> tuple[list[SpanFacts], list[SpanFacts]]:
-    """(the grader's spans and their descendants, the others), in the order given."""
-    by_id = {span.span_id: span for span in members}
-    under: dict[str, bool] = {}
+def _rivals(
+    members: list[SpanFacts], trace_ids: set[str]
+) -> tuple[list[SpanFacts], list[SpanFacts]]:
+    """(the spans that stay, the spans that go aside), in the order given.
 
-    def is_under(span: SpanFacts) -> bool:
+    A span stays when a grader's span is above it in the run, or when the
+    top of its branch has a parent that has not arrived (a late or lost span
+    of the agent's, under the root: it stays as it would in any run, and can
+    never be the root). The branch goes aside when its top would be a root
+    on its own: no parent, a parent its flags say is remote, or a parent in
+    another run of the trace (docs/runs.md "The root span")."""
+    by_id = {span.span_id: span for span in members}
+    stays: dict[str, bool] = {}
+
+    def decide(span: SpanFacts) -> bool:
         chain: list[str] = []
-        current: SpanFacts | None = span
-        found = False
-        while current is not None and len(chain) <= len(by_id):
-            if current.span_id in under:
-                found = under[current.span_id]
+        current = span
+        while True:
+            if current.span_id in stays:
+                found = stays[current.span_id]
                 break
             if current.grader:
                 found = True
                 break
             chain.append(current.span_id)
-            current = by_id.get(current.parent_span_id)
+            parent = by_id.get(current.parent_span_id)
+            if parent is None:
+                found = not _may_be_root(current, trace_ids)
+                break
+            if len(chain) > len(by_id):  # a parent cycle: no root above it, none in it
+                found = True
+                break
+            current = parent
         for span_id in chain:
-            under[span_id] = found
+            stays[span_id] = found
         return found
 
     kept: list[SpanFacts] = []
     aside: list[SpanFacts] = []
     for span in members:
-        (kept if is_under(span) else aside).append(span)
+        (kept if decide(span) else aside).append(span)
     return kept, aside
+
+
+def _may_be_root(top: SpanFacts, trace_ids: set[str]) -> bool:
+    """Whether the top of a branch, its parent not in the run, is a root by
+    itself: no parent, a remote parent, or a parent stored in another run."""
+    return _alone(top) or top.parent_span_id in trace_ids
 
 
 @dataclass(frozen=True, slots=True)

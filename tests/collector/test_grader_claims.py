@@ -107,3 +107,35 @@ def test_a_run_stored_aside_is_found_by_its_aside_id() -> None:
     aside = run_id_for(run.agent_id, aside_key(TRACE, "run:s/t/1"))
     assert stored_as([run], aside) is run and stored_as([run], run.id) is run
     assert stored_as([run], run_id_for(run.agent_id, "run:other")) is None
+
+
+def test_a_span_of_another_key_whose_parent_has_not_arrived_stays_and_is_never_the_root() -> None:
+    """The agent's span that copies the run key from `baggage`, its parent
+    late or lost: it stays in the graded run, as in any run, as a detached
+    branch, and the root is still the grader's."""
+    t = Tree()
+    root = t.add("badge.run", SCREENED, start=0, end=10_000_000, grader=True)
+    t.add("chat", {**CHAT, "badge.run.id": "s/t/1"}, parent="0f" * 8, start=-1_000_000_000)
+    run = t.run()
+    assert (run.root_span_id, run.span_count, run.llm_calls, run.latency_ms) == (root, 2, 1, 10.0)
+
+
+def test_a_span_naming_the_run_key_under_another_run_of_the_trace_goes_aside() -> None:
+    """Its parent is stored in another run: it would be a root on its own."""
+    t = Tree()
+    root = t.add("badge.run", SCREENED, start=0, grader=True)
+    own = t.add("agent's own", {}, agent="agent-2", start=-2_000_000_000)
+    forged = t.add("forged", {"badge.run.id": "s/t/1"}, parent=own, start=-1_000_000_000)
+    runs = {r.run_key: r for r in t.runs()}
+    assert runs["run:s/t/1"].root_span_id == root and runs["run:s/t/1"].span_count == 1
+    assert runs[aside_key(TRACE, "run:s/t/1")].root_span_id == forged
+
+
+def test_a_remote_parented_span_naming_the_run_key_goes_aside() -> None:
+    t = Tree()
+    root = t.add("badge.run", SCREENED, start=0, grader=True)
+    remote = FLAG_HAS_IS_REMOTE | FLAG_IS_REMOTE
+    t.add("forged", {"badge.run.id": "s/t/1"}, parent="0e" * 8, flags=remote, start=-(10**9))
+    runs = {r.run_key: r for r in t.runs()}
+    assert runs["run:s/t/1"].root_span_id == root and runs["run:s/t/1"].span_count == 1
+    assert aside_key(TRACE, "run:s/t/1") in runs
