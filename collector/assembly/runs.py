@@ -18,13 +18,7 @@ from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
 from collector.assembly.counting import agent_names, judge
 from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
-from collector.assembly.membership import (
-    aside_key,
-    find_root,
-    grader_claims,
-    group_runs,
-    run_id_for,
-)
+from collector.assembly.membership import find_root, grader_claims, group_runs, run_id_for
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
 
@@ -120,19 +114,6 @@ def assemble_trace(
     return runs
 
 
-def stored_as(runs: Sequence[Run], run_id: str) -> Run | None:
-    """The assembled run stored under `run_id`: the one of that id, or the
-    one stored aside because a grader's run of another trace holds its run
-    key (collector.runs.claims), whose id is that of its aside key."""
-    for run in runs:
-        if run.id == run_id:
-            return run
-    for run in runs:
-        if run_id_for(run.agent_id, aside_key(run.trace_id, run.run_key)) == run_id:
-            return run
-    return None
-
-
 def _assemble_run(
     trace_id: str,
     agent_id: str,
@@ -145,10 +126,8 @@ def _assemble_run(
     keep_verdicts: bool = True,
 ) -> Run:
     held = grader_claims(run_key, members)
-    # In a run a grader's span claims, only a grader's span can be the root
-    # (docs/runs.md "Runs a grader recorded"); the other spans there are
-    # under one of them (membership._held_apart), and to this choice their
-    # ids are spans elsewhere, as another run's are.
+    # docs/runs.md "Runs a grader recorded": only a grader's span may be the
+    # root of a run it claims; to this choice the others are spans elsewhere.
     candidates = [s for s in members if s.grader] if held else members
     decision = find_root(
         candidates, trace_ids - {s.span_id for s in candidates}, timers.orphan_grace_s, now

@@ -47,7 +47,7 @@ class TraceCache:
                 if held is None:
                     spans[row.span_id] = facts_from_row(row)
                     self._spans += 1
-                elif row.grader and not held.grader:  # as stored: storage.session.grader_wins
+                elif row.grader and not held.grader:  # as stored: storage.span_identity
                     spans[row.span_id] = facts_from_row(row)
             while self._spans > self.max_spans and self._traces:
                 _, evicted = self._traces.popitem(last=False)

@@ -179,7 +179,7 @@ def span_versions(
 ) -> dict[str, SpanVersion]:
     """What a recomputation was based on, per trace: its spans, and those a
     grader key sent. A grader's span that took the place of another's under
-    the same identity (storage.session.grader_wins) leaves the first count
+    the same identity (storage.span_identity) leaves the first count
     as it was, and raises the second."""
     numbers = session.trace_numbers([(owner, trace_id) for trace_id in trace_ids])
     by_number = {number: trace_id for (_, trace_id), number in numbers.items()}

@@ -17,10 +17,10 @@ from typing import Any
 
 from api.certificate_ports import CanonicalSpans, KeyRef
 from api.ports import RunInfo
-from collector.assembly.runs import Timers, assemble_trace, stored_as
+from collector.assembly.runs import Timers, assemble_trace
 from collector.certificates.canonical import canonical_json, json_ready, sha256_hex
 from collector.storage.session import SqlSession
-from collector.storage.trace_spans import FACT_COLUMNS, fact_values, to_span_facts
+from collector.storage.trace_spans import FACT_COLUMNS, fact_values, stored_as, to_span_facts
 from proto.view import span_attributes
 
 _COLUMNS = (*FACT_COLUMNS[1:], "kind", "encoded", "key_id")

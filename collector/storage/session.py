@@ -199,7 +199,7 @@ class SqlSession(ABC):
         """How many spans from a grader key each of these trace numbers has
         (none: left out), through the partial index of those spans alone. A
         grader's span may take the place of another's without changing the
-        trace's span count; this count changes then (`grader_wins`)."""
+        trace's span count; this count changes then (storage.span_identity)."""
         cur = self.cursor()
         counts: dict[int, int] = {}
         for chunk in in_chunks(numbers):
@@ -264,7 +264,7 @@ class SqlSession(ABC):
         """Insert span rows, each keyed by its trace's number from `traces`
         (register_traces ran first). A duplicate is stored once: the row kept
         is the first, except that a span from a grader key takes the place of
-        one from any other key (`grader_wins`)."""
+        one from any other key (storage.span_identity)."""
 
     @abstractmethod
     def upsert_runs(
@@ -398,20 +398,6 @@ class SqlSession(ABC):
         one certificate per changed subject, one chain. One writer (SQLite's
         write lock, taken at BEGIN IMMEDIATE) needs no lock."""
         return None
-
-
-def grader_wins(table: Table, columns: Sequence[str]) -> str:
-    """ON CONFLICT of a span row: what a grader key sent is never replaced, and
-    replaces what any other key sent under the same identity (docs/runs.md
-    "Runs a grader recorded"). Either arrival order stores the grader's span,
-    so the run is the same for both; between two spans of the same kind of
-    key the first stays (an exporter's retry)."""
-    kept = ("owner", "trace_id", "span_id")
-    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in kept)
-    return (
-        f"ON CONFLICT (trace_ref, span_id) DO UPDATE SET {updates} "
-        f"WHERE excluded.grader AND NOT {table.name}.grader"
-    )
 
 
 def upsert_conflict(columns: Sequence[str], key: Sequence[str]) -> str:

@@ -144,7 +144,7 @@ spans = Table(
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
     # The spans a grader key sent (migration 0021): few (a screener's roots),
     # counted per trace so a recomputation notices that a grader's span took
-    # the place of another's (storage.session.grader_wins).
+    # the place of another's (storage.span_identity).
     Index("ix_spans_grader", "trace_ref", sqlite_where=GRADER, postgresql_where=GRADER),
 )
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from api.ports import SpanVerdict, TraceSpan, TraceView
 from collector.assembly.facts import SpanFacts
-from collector.assembly.runs import Timers, assemble_trace, stored_as
+from collector.assembly.membership import aside_key, run_id_for
+from collector.assembly.runs import Run, Timers, assemble_trace
 from proto.view import resource_attributes, span_details
 
 # What run assembly reads of a stored span, in this order (SpanFacts' fields
@@ -64,6 +65,19 @@ def to_span_facts(values: Sequence[Any]) -> SpanFacts:
 
 
 _NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+
+
+def stored_as(runs: Sequence[Run], run_id: str) -> Run | None:
+    """The assembled run stored under `run_id`: the one of that id, or the
+    one stored aside because a grader's run of another trace holds its run
+    key (collector.runs.claims), whose id is that of its aside key."""
+    for run in runs:
+        if run.id == run_id:
+            return run
+    for run in runs:
+        if run_id_for(run.agent_id, aside_key(run.trace_id, run.run_key)) == run_id:
+            return run
+    return None
 
 
 def trace_spans(

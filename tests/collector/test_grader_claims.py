@@ -10,7 +10,7 @@ from collector.assembly.membership import (
     aside_key,
     run_id_for,
 )
-from collector.assembly.runs import stored_as
+from collector.storage.trace_spans import stored_as
 from tests.collector.trees import TRACE, Tree
 
 CHAT = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 100}

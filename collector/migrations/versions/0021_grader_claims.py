@@ -8,7 +8,7 @@ can be kept from taking a grader's run key or counting in a grader's
 screening (collector.runs.claims), with an index of a screening's runs by
 it. Spans from grader keys get a partial index of their own: counted per
 trace, they tell a recomputation that a grader's span took the place of
-another's under the same identity (storage.session.grader_wins).
+another's under the same identity (storage.span_identity).
 
 Runs stored before: a run whose root span came through a grader key is
 marked (the root of a grader's claim is always the grader's); the next

@@ -37,10 +37,10 @@ from collector.storage.session import (
     FOLD_BATCH,
     SqlSession,
     fold_statements,
-    grader_wins,
     in_chunks,
     upsert_conflict,
 )
+from collector.storage.span_identity import grader_wins
 from collector.storage.tables import runs
 from collector.types import TraceKey
 

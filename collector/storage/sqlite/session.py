@@ -20,9 +20,9 @@ from collector.storage.session import (
     FOLD_BATCH,
     SqlSession,
     fold_statements,
-    grader_wins,
     in_chunks,
 )
+from collector.storage.span_identity import grader_wins
 from collector.storage.sqlite import lookups
 from collector.storage.sqlite.key_tail import KeyTxn, RecentKeys
 from collector.storage.tables import runs
