@@ -104,6 +104,7 @@ def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None
             "screening_round": None,
             "suite_name": None,
             "suite_digest": None,
+            "grader_claim": False,
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:

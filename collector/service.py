@@ -264,7 +264,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         read=read,
         decoder=decoder,
         grades=GradeDesk(writer, clock, quota_bytes=settings.grade_quota_bytes),
-        plans=PlanDesk(writer, clock),
+        plans=PlanDesk(writer, clock, queue),
         limits=door_limits,
         agent_gauges=AgentGauges(
             db,

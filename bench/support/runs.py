@@ -47,5 +47,6 @@ def a_run(rnd: random.Random, index: int) -> RunRow:
         "screening_round": None,
         "suite_name": None,
         "suite_digest": None,
+        "grader_claim": False,
     }
     return RunRow(*(values[c] for c in RUN_COLUMNS))

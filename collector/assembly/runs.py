@@ -18,7 +18,7 @@ from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
 from collector.assembly.counting import agent_names, judge
 from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
-from collector.assembly.membership import find_root, group_runs, run_id_for
+from collector.assembly.membership import find_root, grader_claims, group_runs, run_id_for
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
 
@@ -88,6 +88,7 @@ class Run:
     screening_round: int | None = None
     suite_name: str | None = None
     suite_digest: str | None = None
+    grader_claim: bool = False  # a grader's span claims it (membership.grader_claims)
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -124,8 +125,12 @@ def _assemble_run(
     timers: Timers,
     keep_verdicts: bool = True,
 ) -> Run:
+    held = grader_claims(run_key, members)
+    # docs/runs.md "Runs a grader recorded": only a grader's span may be the
+    # root of a run it claims; to this choice the others are spans elsewhere.
+    candidates = [s for s in members if s.grader] if held else members
     decision = find_root(
-        members, trace_ids - {s.span_id for s in members}, timers.orphan_grace_s, now
+        candidates, trace_ids - {s.span_id for s in candidates}, timers.orphan_grace_s, now
     )
     root = decision.root
     tree = RunTree(members, root)
@@ -206,6 +211,7 @@ def _assemble_run(
         ),
         evaluation=_evaluation(root, source, decider),
         **_screening(root),
+        grader_claim=held,
         verdicts=verdicts if keep_verdicts else {},
     )
 

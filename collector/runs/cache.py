@@ -41,9 +41,14 @@ class TraceCache:
         with self._lock:
             for row in rows:
                 spans = self._traces.get((row.owner, row.trace_id))
-                if spans is not None and row.span_id not in spans:
+                if spans is None:
+                    continue
+                held = spans.get(row.span_id)
+                if held is None:
                     spans[row.span_id] = facts_from_row(row)
                     self._spans += 1
+                elif row.grader and not held.grader:  # as stored: storage.span_identity
+                    spans[row.span_id] = facts_from_row(row)
             while self._spans > self.max_spans and self._traces:
                 _, evicted = self._traces.popitem(last=False)
                 self._spans -= len(evicted)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 from collector.metrics import Metrics
 from collector.runs.preassemble import FreshRuns
 from collector.runs.queue import TraceQueue
-from collector.runs.store import count_finalised, store_fresh_runs
+from collector.runs.store import count_finalised, count_unfinalised, store_fresh_runs
 from collector.storage.rows import SpanRow
 from collector.storage.session import SqlSession
 from collector.types import TraceKey
@@ -35,6 +35,8 @@ class Batch(Protocol):
 class _Committed(NamedTuple):
     stored: set[TraceKey]  # traces whose runs went in with their spans
     touched: set[TraceKey]
+    recheck: set[TraceKey]  # other traces to recompute (runs.claims)
+    unfinalised: list[str]  # statuses of terminal runs of other traces replaced
 
 
 class RunCommitHook:
@@ -47,13 +49,18 @@ class RunCommitHook:
 
     def in_transaction(self, session: SqlSession, batches: Sequence[Batch], now: float) -> Any:
         stored: set[TraceKey] = set()
+        recheck: set[TraceKey] = set()
+        unfinalised: list[str] = []
         for owner, by_trace in _fresh_runs(batches).items():
-            stored |= {(owner, t) for t in store_fresh_runs(session, owner, by_trace, now)}
+            done = store_fresh_runs(session, owner, by_trace, now)
+            stored |= {(owner, t) for t in done.traces}
+            recheck |= done.recheck
+            unfinalised += done.unfinalised
         touched: set[TraceKey] = set().union(*(b.traces for b in batches))
         # Committed with the spans, so a crash before their runs are recomputed
         # leaves a mark the sweeper finds (RunRecomputer.sweep).
         session.mark_pending(touched - stored, now)
-        return _Committed(stored, touched)
+        return _Committed(stored, touched, recheck, unfinalised)
 
     def after_commit(self, batches: Sequence[Batch], state: Any) -> None:
         committed: _Committed = state
@@ -76,7 +83,8 @@ class RunCommitHook:
             for row in b.span_rows
             if not stored or (row.owner, row.trace_id) not in stored
         ]
-        self._queue.committed(rows, committed.touched - stored)
+        count_unfinalised(self._metrics, committed.unfinalised)
+        self._queue.committed(rows, (committed.touched - stored) | committed.recheck)
 
 
 def _fresh_runs(batches: Sequence[Batch]) -> dict[str, FreshRuns]:

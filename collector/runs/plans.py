@@ -13,27 +13,29 @@ from api.ports import PlanInput, PlanReceipt
 from api.problems import Conflict, Unavailable
 from collector.assembly.identity import agent_id
 from collector.errors import Overloaded
-from collector.runs.queue import JobSink
+from collector.runs.queue import JobSink, TraceQueue
 from collector.storage.screenings import register_plan
 from collector.types import Clock
 
 
 class PlanDesk:
-    def __init__(self, writer: JobSink, clock: Clock) -> None:
+    def __init__(self, writer: JobSink, clock: Clock, queue: TraceQueue) -> None:
         self._writer = writer
         self._clock = clock
+        self._queue = queue
 
     def register_plan(self, owner: str, plan: PlanInput) -> PlanReceipt:
         agent = agent_id(owner, plan.agent)  # the agent may have no span yet
         now = self._clock()
         try:
-            created, conflict, stored = self._writer.submit_job(
+            created, conflict, stored, recheck = self._writer.submit_job(
                 lambda session: register_plan(session, agent, owner, plan, now)
             ).result()
         except Overloaded as exc:
             raise Unavailable(str(exc), exc.retry_after_s) from None
         if conflict is not None:
             raise Conflict(conflict)
+        self._queue.notify(recheck)  # runs of the agent's own that named it leave it
         missing = {
             task: tuple(r for r in range(1, plan.rounds + 1) if r not in stored.get(task, ()))
             for task in plan.tasks

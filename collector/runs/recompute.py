@@ -34,7 +34,8 @@ from collector.runs.store import (
     group_by_owner,
     load_trace_facts,
     replace_trace_runs,
-    span_counts,
+    span_versions,
+    version_of,
 )
 from collector.storage.engine import Database
 from collector.storage.session import SqlSession, in_chunks
@@ -134,6 +135,7 @@ class RunRecomputer:
                 changed, stored = chunk, RunChanges([], [])  # not stored: try again next round
             if changed:
                 self._queue.notify({(owner, trace_id) for trace_id in changed})
+            self._queue.notify(set(stored.recheck))  # runs.claims: other traces to redo
             count_finalised(self._metrics, (run.status for run in stored.finalised))
             count_unfinalised(self._metrics, stored.unfinalised)
 
@@ -151,8 +153,8 @@ class RunRecomputer:
                 self._cooling[(owner, trace_id)] = time.monotonic() + _COOLING_FACTOR * took
 
         def write(session: SqlSession) -> tuple[list[str], RunChanges]:
-            current = span_counts(session, owner, trace_ids)
-            changed = [t for t in trace_ids if current.get(t, 0) != len(facts[t])]
+            current = span_versions(session, owner, trace_ids)
+            changed = [t for t in trace_ids if current.get(t, (0, 0)) != version_of(facts[t])]
             for trace_id in changed:
                 del assembled[trace_id]
                 self._cache.drop((owner, trace_id))

@@ -8,6 +8,7 @@ runs are not recomputed yet) and the runs-finalised metric, each in one place.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -17,6 +18,7 @@ from sqlalchemy import delete, select
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Run
 from collector.metrics import Metrics
+from collector.runs.claims import applied, resolve
 from collector.runs.run_rows import run_row, terminal_at
 from collector.storage.board import enter_new_agents
 from collector.storage.grades import apply_grades
@@ -24,6 +26,7 @@ from collector.storage.rows import RUN_COLUMNS, RunRow
 from collector.storage.session import SqlSession, in_chunks
 from collector.storage.tables import pending_traces, runs, traces
 from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
+from collector.types import TraceKey
 
 
 def _run_id(row: RunRow) -> str:
@@ -45,10 +48,12 @@ def count_unfinalised(metrics: Metrics, statuses: Iterable[str]) -> None:
 
 
 class RunChanges(NamedTuple):
-    """What a recomputation's write did to terminal runs, counted once it commits."""
+    """What a recomputation's write did to terminal runs, counted once it
+    commits, and the other traces it marked to recompute (runs.claims)."""
 
     finalised: list[Run]  # became terminal
     unfinalised: list[str]  # the statuses of terminal runs removed or running again
+    recheck: frozenset[TraceKey] = frozenset()
 
 
 def load_trace_facts(
@@ -70,6 +75,12 @@ def replace_trace_runs(
     (docs/runs.md "Delivery in any order"); it survives recomputation. Returns
     the runs newly terminal and the terminal runs removed or running again.
     """
+    # A grader's run key and screening stay the grader's (runs.claims).
+    claims = resolve(session, owner, [run for group in assembled.values() for run in group], now)
+    assembled = {
+        trace_id: applied(claims, group, dataclasses.replace)
+        for trace_id, group in assembled.items()
+    }
     trace_ids = list(assembled)
     existing: dict[str, float | None] = {}
     status_of: dict[str, str] = {}
@@ -98,6 +109,11 @@ def replace_trace_runs(
     removed = [r for r in existing if r not in keep and r not in sealed]
     session.delete_runs(removed)
     unfinalised = [status_of[r] for r in removed if existing[r] is not None]
+    for run_id, replaced in claims.displaced.items():
+        # Another trace's run that held a grader's run key: this run is a new
+        # one under its id, and that one is counted again where it goes aside.
+        if existing.pop(run_id, None) is not None:
+            unfinalised.append(replaced.status)
     rows: list[RunRow] = []
     finalised: list[Run] = []
     for group in assembled.values():
@@ -115,33 +131,66 @@ def replace_trace_runs(
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a recomputation keeps the grade
     enter_new_agents(session, rows, now)  # listed when their runs are visible
-    return RunChanges(finalised, unfinalised)
+    return RunChanges(finalised, unfinalised, frozenset(claims.recheck))
+
+
+class FreshStored(NamedTuple):
+    """What storing runs from single requests did."""
+
+    traces: set[str]  # the traces whose runs were stored with their spans
+    recheck: set[TraceKey]  # other traces marked to recompute (runs.claims)
+    unfinalised: list[str]  # statuses of terminal runs of other traces replaced
 
 
 def store_fresh_runs(
     session: SqlSession, owner: str, runs_by_trace: dict[str, list[RunRow]], now: float
-) -> set[str]:
+) -> FreshStored:
     """Store runs assembled from one request, for traces with no stored span yet.
 
     Must run before that request's spans are inserted: a trace the database
-    already holds spans of is left to the recomputer. Returns the stored traces.
+    already holds spans of is left to the recomputer.
     """
     trace_ids = list(runs_by_trace)
     stored = span_counts(session, owner, trace_ids)
     fresh = {t for t in trace_ids if not stored.get(t)}
-    rows = sorted((row for t in fresh for row in runs_by_trace[t]), key=_run_id)
+    rows = [row for t in fresh for row in runs_by_trace[t]]
+    claims = resolve(session, owner, rows, now)  # runs.claims, as for a recomputation
+    rows = sorted(applied(claims, rows, RunRow._replace), key=_run_id)
     session.upsert_runs(runs, RUN_COLUMNS, rows)
     apply_grades(session, [row.id for row in rows])  # a grade posted before the spans
     enter_new_agents(session, rows, now)  # listed when their runs are visible
-    return fresh
+    replaced = [held.status for held in claims.displaced.values() if held.terminal_at is not None]
+    return FreshStored(fresh, claims.recheck, replaced)
 
 
 def span_counts(session: SqlSession, owner: str, trace_ids: Sequence[str]) -> dict[str, int]:
-    """Spans stored per trace: the version a recomputation was based on."""
+    """Spans stored per trace (none: left out)."""
     numbers = session.trace_numbers([(owner, trace_id) for trace_id in trace_ids])
     by_number = {number: trace_id for (_, trace_id), number in numbers.items()}
     counts = session.count_spans_by_number(sorted(by_number))
     return {by_number[number]: count for number, count in counts.items()}
+
+
+SpanVersion = tuple[int, int]  # (spans, spans from a grader key)
+
+
+def span_versions(
+    session: SqlSession, owner: str, trace_ids: Sequence[str]
+) -> dict[str, SpanVersion]:
+    """What a recomputation was based on, per trace: its spans, and those a
+    grader key sent. A grader's span that took the place of another's under
+    the same identity (storage.span_identity) leaves the first count
+    as it was, and raises the second."""
+    numbers = session.trace_numbers([(owner, trace_id) for trace_id in trace_ids])
+    by_number = {number: trace_id for (_, trace_id), number in numbers.items()}
+    counts = session.count_spans_by_number(sorted(by_number))
+    graders = session.count_grader_spans_by_number(sorted(counts))
+    return {by_number[number]: (count, graders.get(number, 0)) for number, count in counts.items()}
+
+
+def version_of(facts: Sequence[SpanFacts]) -> SpanVersion:
+    """The version of the spans a recomputation read (`span_versions`)."""
+    return len(facts), sum(1 for span in facts if span.grader)
 
 
 def due_traces(session: SqlSession, now: float, limit: int = 5000) -> set[tuple[str, str]]:

@@ -20,7 +20,7 @@ from api.ports import RunInfo
 from collector.assembly.runs import Timers, assemble_trace
 from collector.certificates.canonical import canonical_json, json_ready, sha256_hex
 from collector.storage.session import SqlSession
-from collector.storage.trace_spans import FACT_COLUMNS, fact_values, to_span_facts
+from collector.storage.trace_spans import FACT_COLUMNS, fact_values, stored_as, to_span_facts
 from proto.view import span_attributes
 
 _COLUMNS = (*FACT_COLUMNS[1:], "kind", "encoded", "key_id")
@@ -37,9 +37,7 @@ def canonical_spans(
         found = session.iter_numbered("spans", "trace_ref", _COLUMNS, [number])
         rows = [_Row._make(values) for values in found]
     facts = [to_span_facts(fact_values(r)) for r in rows]
-    assembled = next(
-        (x for x in assemble_trace(run.trace_id, facts, now, timers) if x.id == run.id), None
-    )
+    assembled = stored_as(assemble_trace(run.trace_id, facts, now, timers), run.id)
     members = [] if assembled is None else [r for r in rows if r.span_id in assembled.verdicts]
     members.sort(key=lambda r: r.span_id)
     body = canonical_json([_canonical(r) for r in members])

@@ -90,6 +90,9 @@ class RunRow(NamedTuple):
     screening_round: int | None
     suite_name: str | None
     suite_digest: str | None
+    # A span from a grader key claims the run (docs/runs.md "Runs a grader
+    # recorded"): its key and its screening are the grader's.
+    grader_claim: bool
 
 
 # Each run column's SQL kind (storage.tables turns them into types); nullability
@@ -129,6 +132,7 @@ RUN_KINDS: dict[str, str] = {
     "screening_round": "int",
     "suite_name": "text",
     "suite_digest": "text",
+    "grader_claim": "bool",
 }
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, select, true
 from sqlalchemy.engine import Connection
 
 from api.ports import PlanInput, ScreenedRun, ScreeningInfo
+from collector.storage.run_claims import unclaimed_screened
 from collector.storage.run_records import record_of
 from collector.storage.session import SqlSession
 from collector.storage.tables import runs, screening_plan_tasks, screening_plans
 from collector.storage.totals import TOTALS, Totals, composite_of, counts_of
+from collector.types import TraceKey
 
 _PER_SCREENING = TOTALS.add_columns(
     runs.c.screening_id,
@@ -165,48 +167,80 @@ def screened_runs(conn: Connection, agent_id: str, screening: str) -> list[Scree
 # -- recording a plan (a writer job) ---------------------------------------
 
 
+class PlanResult(NamedTuple):
+    """What recording a plan did."""
+
+    created: bool
+    conflict: str | None  # why it was refused, or None
+    stored: Pairs  # the planned pairs that already have a run (a resume)
+    # Traces of runs of the agent's own that named the screening, marked to
+    # recompute: the screening is now a grader's (collector.runs.claims).
+    recheck: set[TraceKey]
+
+
 def register_plan(
     session: SqlSession, agent_id: str, owner: str, plan: PlanInput, now: float
-) -> tuple[bool, str | None, Pairs]:
+) -> PlanResult:
     """Record a screening's plan, in the writer's transaction.
 
-    Returns (created, conflict, stored): `conflict` is why it was refused
-    (the screening exists and is not resumed, or is resumed with another
-    plan); `stored` the planned pairs that already have a run (a resume).
-    A screening exists when it has a plan or any run names it: a re-run of
-    an id would merge its new runs into the old ones (same run keys).
+    Refused (`conflict`) when the screening exists and is not resumed, or is
+    resumed with another plan. A screening exists when it has a plan or a
+    grader's run names it: a re-run of an id would merge its new runs into
+    the old ones (same run keys). Runs of the agent's own that name it do
+    not make it exist (an agent could take an id before its screener); they
+    leave it once it is planned.
     """
+    result = _register(session, agent_id, owner, plan, now)
+    if result.conflict is not None:
+        return result
+    recheck = unclaimed_screened(session, [(agent_id, plan.screening_id)])
+    session.mark_pending(recheck, now)
+    return result._replace(recheck=recheck)
+
+
+def _register(
+    session: SqlSession, agent_id: str, owner: str, plan: PlanInput, now: float
+) -> PlanResult:
     existing = session.execute(_plans_of(agent_id, plan.screening_id)).first()
     ran = _runs_of(session, agent_id, plan.screening_id)
     if existing is None and not ran:
         created = _insert(session, agent_id, owner, plan, now)
         if not created:  # another screener took the id in the same instant
-            return False, f"screening {plan.screening_id!r} was planned at the same moment", {}
-        return True, None, {}
+            return _refused(f"screening {plan.screening_id!r} was planned at the same moment")
+        return PlanResult(True, None, {}, set())
     if not plan.resume:
         count = sum(len(rounds) for rounds in ran.values())
-        return False, _exists(plan, count, existing), {}
+        return _refused(_exists(plan, count, existing))
     if existing is not None:
         differs = _difference(existing, plan, _task_ids(session, agent_id, plan.screening_id))
         if differs:
-            return False, f"screening {plan.screening_id!r} was planned with {differs}", {}
+            return _refused(f"screening {plan.screening_id!r} was planned with {differs}")
     elif not _insert(session, agent_id, owner, plan, now):
-        return False, f"screening {plan.screening_id!r} was planned at the same moment", {}
+        return _refused(f"screening {plan.screening_id!r} was planned at the same moment")
     planned = set(plan.tasks)
     stored = {
         task: {r for r in rounds if 1 <= r <= plan.rounds}
         for task, rounds in ran.items()
         if task in planned
     }
-    return False, None, {task: rounds for task, rounds in stored.items() if rounds}
+    return PlanResult(False, None, {t: rounds for t, rounds in stored.items() if rounds}, set())
+
+
+def _refused(conflict: str) -> PlanResult:
+    return PlanResult(False, conflict, {}, set())
 
 
 def _runs_of(session: SqlSession, agent_id: str, screening_id: str) -> Pairs:
-    """The (task, round) pairs the screening's runs name; a run without either counts as
-    existing under the empty task id (it makes the screening exist, fills no pair)."""
+    """The (task, round) pairs the screening's runs a grader's span claims
+    name; a run without either counts as existing under the empty task id
+    (it makes the screening exist, fills no pair)."""
     query = (
         select(runs.c.task_id, runs.c.screening_round)
-        .where(runs.c.agent_id == agent_id, runs.c.screening_id == screening_id)
+        .where(
+            runs.c.agent_id == agent_id,
+            runs.c.screening_id == screening_id,
+            runs.c.grader_claim == true(),
+        )
         .distinct()
     )
     pairs: Pairs = defaultdict(set)

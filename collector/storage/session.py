@@ -25,6 +25,7 @@ from sqlalchemy import Table, text
 from sqlalchemy.engine import Connection, CursorResult, Engine
 from sqlalchemy.sql import Executable
 
+from collector.storage.tables import GRADER_SPANS
 from collector.types import TraceKey
 
 T = TypeVar("T")
@@ -194,6 +195,22 @@ class SqlSession(ABC):
             )
             yield from cur
 
+    def count_grader_spans_by_number(self, numbers: Sequence[int]) -> dict[int, int]:
+        """How many spans from a grader key each of these trace numbers has
+        (none: left out), through the partial index of those spans alone. A
+        grader's span may take the place of another's without changing the
+        trace's span count; this count changes then (storage.span_identity)."""
+        cur = self.cursor()
+        counts: dict[int, int] = {}
+        for chunk in in_chunks(numbers):
+            cur.execute(
+                f"SELECT trace_ref, count(*) FROM spans WHERE {GRADER_SPANS} "
+                f"AND trace_ref IN ({self.marks(len(chunk))}) GROUP BY trace_ref",
+                tuple(chunk),
+            )
+            counts.update((int(number), int(count)) for number, count in cur.fetchall())
+        return counts
+
     def count_spans_by_number(self, numbers: Sequence[int]) -> dict[int, int]:
         """How many spans each of these trace numbers has (none: left out)."""
         cur = self.cursor()
@@ -245,7 +262,9 @@ class SqlSession(ABC):
         self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
     ) -> None:
         """Insert span rows, each keyed by its trace's number from `traces`
-        (register_traces ran first); duplicates are skipped."""
+        (register_traces ran first). A duplicate is stored once: the row kept
+        is the first, except that a span from a grader key takes the place of
+        one from any other key (storage.span_identity)."""
 
     @abstractmethod
     def upsert_runs(

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 
@@ -81,6 +82,9 @@ radar_weights = Table(
 MERGED_TRUE = text("merged = 1")  # SQLite's spelling; queries repeat it exactly
 MERGED_FALSE = text("merged = 0")
 NOT_MERGED_PG = text("NOT merged")
+# The spans a grader key sent, as their partial index and its queries say it.
+GRADER_SPANS = "grader"
+GRADER = text(GRADER_SPANS)
 
 traces = Table(
     "traces",
@@ -138,6 +142,10 @@ spans = Table(
     # for keyless ingest (--insecure) and for spans stored before 0018.
     Column("key_id", Integer),
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
+    # The spans a grader key sent (migration 0021): few (a screener's roots),
+    # counted per trace so a recomputation notices that a grader's span took
+    # the place of another's (storage.span_identity).
+    Index("ix_spans_grader", "trace_ref", sqlite_where=GRADER, postgresql_where=GRADER),
 )
 
 # Each distinct resource once, by content (docs/otlp.md "Limits"): a resource is
@@ -176,9 +184,19 @@ def run_columns() -> list[Column[Any]]:
     """The columns of the run record (storage.rows.RunRow and RUN_KINDS)."""
     hints = get_type_hints(RunRow)
     return [
-        Column(name, _RUN_SQL[RUN_KINDS[name]], nullable=type(None) in get_args(hints[name]))
+        Column(
+            name,
+            _RUN_SQL[RUN_KINDS[name]],
+            nullable=type(None) in get_args(hints[name]),
+            server_default=_RUN_DEFAULTS.get(name),
+        )
         for name in RunRow._fields
     ]
+
+
+# Columns added to a table of stored runs, with the value those runs take
+# (every write sets them): migration 0021's grader_claim.
+_RUN_DEFAULTS: dict[str, Any] = {"grader_claim": false()}
 
 
 _RUN_SQL: dict[str, Any] = {
@@ -231,6 +249,17 @@ runs = Table(
     Index(
         "ix_runs_screening",
         "screening_id",
+        sqlite_where=text("screening_id IS NOT NULL"),
+        postgresql_where=text("screening_id IS NOT NULL"),
+    ),
+    # A screening's runs by whether a grader key claimed them (migration
+    # 0021): is the screening a grader's, and which runs of the agent's own
+    # name it (collector.runs.claims).
+    Index(
+        "ix_runs_screening_claims",
+        "agent_id",
+        "screening_id",
+        "grader_claim",
         sqlite_where=text("screening_id IS NOT NULL"),
         postgresql_where=text("screening_id IS NOT NULL"),
     ),

@@ -96,3 +96,33 @@ def test_spans_of_an_unregistered_trace_are_refused_not_dropped(
     with pytest.raises(Exception, match=r"(?i)not.null"), db.writing() as session:
         write_batch(session, [], [numbered(1, i, "lost?") for i in range(size)])
     db.dispose()
+
+
+@pytest.mark.parametrize("size", [5, 200])
+def test_a_graders_span_takes_the_place_of_another_keys_and_is_never_replaced(
+    database_url: str, size: int
+) -> None:
+    """docs/runs.md "Runs a grader recorded": in a batch and across batches,
+    whichever came first, the grader's span of an identity is the one stored,
+    and the trace's count of grader spans says so."""
+    db = open_database(database_url)
+    create_schema(db)
+
+    def one(span: int, name: str, grader: bool) -> tuple[object, ...]:
+        return span_row(f"{1:032x}", f"{span:016x}", name=name, grader=grader)
+
+    earlier = [one(1, "graded", True), one(2, "agent's", False)]
+    batch = [one(100 + i, "filler", False) for i in range(size)]
+    batch += [one(1, "forged", False), one(2, "graded", True), one(2, "forged again", False)]
+    batch += [one(3, "agent's", False), one(3, "graded", True), one(3, "graded retry", True)]
+    with db.writing() as session:
+        session.register_traces({("o", f"{1:032x}")}, 1.0)
+        write_batch(session, [], earlier)
+        write_batch(session, [], batch)
+    with db.reading() as session:
+        stored = dict(session.execute(select(spans.c.span_id, spans.c.name)).all())
+        number = session.trace_numbers([("o", f"{1:032x}")])[("o", f"{1:032x}")]
+        graders = session.count_grader_spans_by_number([number])
+    assert [stored[f"{i:016x}"] for i in (1, 2, 3)] == ["graded"] * 3
+    assert len(stored) == size + 3 and graders == {number: 3}
+    db.dispose()

@@ -19,6 +19,13 @@ SPANS_PER_NUMBER: Final = (
 )
 
 
+# The same for the spans a grader key sent, through their partial index
+# (storage.session.GRADER_SPANS).
+GRADER_SPANS_PER_NUMBER: Final = (
+    f"SELECT k.n, (SELECT count(*) FROM spans WHERE trace_ref = k.n AND grader) FROM {BY_NUMBER}"
+)
+
+
 def rows_by_number(table: str, key: str, columns: Sequence[str]) -> str:
     """SELECT columns of the rows whose `key` is one of an array of numbers
     (the one parameter), one index probe per number."""

@@ -14,7 +14,8 @@ happen in sorted order too; span retention skips trace rows in use. The one
 cycle left open needs one `badge.run.id` reused across two traces written by
 two processes at the same instant; PostgreSQL then aborts one transaction,
 whose exports get a retryable 503: nothing is lost. A grade and a new run it
-names wait for each other through `hold_runs`.
+names wait for each other through `hold_runs`, and so do two runs of one run
+key in two traces (storage.run_claims).
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ from sqlalchemy import Table
 
 from collector.storage.postgresql import locks
 from collector.storage.postgresql.copy import COPY_MIN_ROWS, copied_then, insert_copied, staging
-from collector.storage.postgresql.numbers import SPANS_PER_NUMBER, rows_by_number
+from collector.storage.postgresql.numbers import (
+    GRADER_SPANS_PER_NUMBER,
+    SPANS_PER_NUMBER,
+    rows_by_number,
+)
 from collector.storage.rows import RUN_KINDS
 from collector.storage.session import (
     FOLD_BATCH,
@@ -35,6 +40,7 @@ from collector.storage.session import (
     in_chunks,
     upsert_conflict,
 )
+from collector.storage.span_identity import grader_wins
 from collector.storage.tables import runs
 from collector.types import TraceKey
 
@@ -147,6 +153,11 @@ class PostgresSession(SqlSession):
         cur.execute(SPANS_PER_NUMBER, (list(numbers),))
         return {int(number): int(count) for number, count in cur.fetchall() if count}
 
+    def count_grader_spans_by_number(self, numbers: Sequence[int]) -> dict[int, int]:
+        cur = self.cursor()
+        cur.execute(GRADER_SPANS_PER_NUMBER, (list(numbers),))
+        return {int(number): int(count) for number, count in cur.fetchall() if count}
+
     # -- traces, spans and runs written ---------------------------------------
 
     def register_traces(self, traces: Iterable[TraceKey], now: float) -> None:
@@ -177,19 +188,23 @@ class PostgresSession(SqlSession):
             self.cursor().execute(sql, (now, [o for o, _ in ordered], [t for _, t in ordered]))
 
     def insert_spans(self, table: Table, columns: Sequence[str], rows: Rows) -> None:
-        span_at = columns.index("span_id")
+        span_at, grader_at = columns.index("span_id"), columns.index("grader")
         owner_at, trace_at = columns.index("owner"), columns.index("trace_id")
 
         def first_per_span(found: Rows) -> list[tuple[Any, ...]]:
-            # One statement sees its duplicates in no set order: the first one
-            # is kept here, as a sequence of inserts would keep it.
+            # One statement sees its duplicates in no set order (and may not
+            # update a row twice): the row a sequence of inserts would keep is
+            # chosen here, the first, or the first a grader key sent.
             first: dict[tuple[Any, Any, Any], tuple[Any, ...]] = {}
             for row in found:
-                first.setdefault((row[owner_at], row[trace_at], row[span_at]), row)
+                key = (row[owner_at], row[trace_at], row[span_at])
+                held = first.get(key)
+                if held is None or (row[grader_at] and not held[grader_at]):
+                    first[key] = row
             return list(first.values())
 
         self._insert_numbered(
-            table, columns, rows, "ON CONFLICT DO NOTHING", "t.id, s.span_id", first_per_span
+            table, columns, rows, grader_wins(table, columns), "t.id, s.span_id", first_per_span
         )
 
     def upsert_runs(self, table: Table, columns: Sequence[str], rows: Rows) -> None:

@@ -22,6 +22,7 @@ from collector.storage.session import (
     fold_statements,
     in_chunks,
 )
+from collector.storage.span_identity import grader_wins
 from collector.storage.sqlite import lookups
 from collector.storage.sqlite.key_tail import KeyTxn, RecentKeys
 from collector.storage.tables import runs
@@ -82,14 +83,16 @@ class SqliteSession(SqlSession):
     def insert_spans(
         self, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
     ) -> None:
-        """Each row's trace number from the writer's memory or the index."""
+        """Each row's trace number from the writer's memory or the index;
+        one statement per row in order, so a duplicate meets the row before it
+        as it would in a later request (`grader_wins`)."""
         if not rows:
             return
         owner_at, trace_at = columns.index("owner"), columns.index("trace_id")
         refs = self.trace_numbers([(row[owner_at], row[trace_at]) for row in rows])
         self.cursor().executemany(
             f"INSERT INTO {table.name} (trace_ref, {', '.join(columns)}) "
-            f"VALUES (?, {self.marks(len(columns))}) ON CONFLICT DO NOTHING",
+            f"VALUES (?, {self.marks(len(columns))}) {grader_wins(table, columns)}",
             [(refs.get((row[owner_at], row[trace_at])), *row) for row in rows],
         )
 
