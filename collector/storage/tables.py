@@ -142,7 +142,7 @@ spans = Table(
     # for keyless ingest (--insecure) and for spans stored before 0018.
     Column("key_id", Integer),
     Index("ux_spans_identity", "trace_ref", "span_id", unique=True),
-    # The spans a grader key sent (migration 0021): few (a screener's roots),
+    # The spans a grader key sent (migration 0022): few (a screener's roots),
     # counted per trace so a recomputation notices that a grader's span took
     # the place of another's (storage.span_identity).
     Index("ix_spans_grader", "trace_ref", sqlite_where=GRADER, postgresql_where=GRADER),
@@ -195,7 +195,7 @@ def run_columns() -> list[Column[Any]]:
 
 
 # Columns added to a table of stored runs, with the value those runs take
-# (every write sets them): migration 0021's grader_claim.
+# (every write sets them): migration 0022's grader_claim.
 _RUN_DEFAULTS: dict[str, Any] = {"grader_claim": false()}
 
 
@@ -253,7 +253,7 @@ runs = Table(
         postgresql_where=text("screening_id IS NOT NULL"),
     ),
     # A screening's runs by whether a grader key claimed them (migration
-    # 0021): is the screening a grader's, and which runs of the agent's own
+    # 0022): is the screening a grader's, and which runs of the agent's own
     # name it (collector.runs.claims).
     Index(
         "ix_runs_screening_claims",

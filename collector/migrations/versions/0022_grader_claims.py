@@ -14,8 +14,8 @@ Runs stored before: a run whose root span came through a grader key is
 marked (the root of a grader's claim is always the grader's); the next
 recomputation of any run sets the exact value.
 
-Revision ID: 0021
-Revises: 0020
+Revision ID: 0022
+Revises: 0021
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0021"
-down_revision = "0020"
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
