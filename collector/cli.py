@@ -49,7 +49,10 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--metrics-window-days": ("metrics_window_days", float),
     "--log-level": ("log_level", str),
     "--signing-key": ("signing_key", str),
+    "--conventions": ("conventions", str),
 }
+# Flags given once per value, each adding one (CONVENTIONS.md section 4).
+REPEATED_FLAGS = frozenset({"--conventions"})
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -73,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="start the OTLP doors and the read API")
     for flag, (field, kind) in SERVE_FLAGS.items():
-        serve.add_argument(flag, dest=field, type=kind, default=None)
+        action = "append" if flag in REPEATED_FLAGS else "store"
+        serve.add_argument(flag, dest=field, type=kind, default=None, action=action)
     serve.add_argument("--insecure", action="store_true", help="keyless ingest into `local`")
 
     keys = sub.add_parser("keys", help="manage ingest keys")
@@ -218,12 +222,18 @@ def keys_command(args: argparse.Namespace, settings: Settings) -> int:
 def serve(settings: Settings) -> int:
     from api.auth import INSECURE_OWNER
     from collector.certificates.keyfile import KeyFileError
+    from collector.conventions import ConventionError
     from collector.service import PortInUse, build
 
     try:
         service = build(settings)
     except KeyFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ConventionError as exc:  # before any door opens (CONVENTIONS.md section 4)
+        print("error: convention files do not load:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
         return 2
     _say_signing(service)
     if settings.insecure:

@@ -171,7 +171,7 @@ def test_trace_read_needs_the_owners_key(collector: Collector) -> None:
     agent = root["children"][0]
     roles = sorted(c["classification"]["role"] for c in agent["children"])
     assert roles == ["llm", "tool"]
-    assert agent["classification"]["rule"] == "gen_ai.operation.name=invoke_agent"
+    assert agent["classification"]["rule"] == "genai:agent[0]"
     assert root["attributes"]["badge.task.id"] == "t"
 
 
