@@ -104,6 +104,8 @@ def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None
             "screening_round": None,
             "suite_name": None,
             "suite_digest": None,
+            "unrecognised_spans": 0,
+            "conventions_digest": None,
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:

@@ -90,6 +90,11 @@ class RunRow(NamedTuple):
     screening_round: int | None
     suite_name: str | None
     suite_digest: str | None
+    # CONVENTIONS.md section 6: `other` spans no convention recognised, the
+    # root excepted; and the conventions digest the run was classified under
+    # (section 4). Both null for runs stored before migration 0021.
+    unrecognised_spans: int | None
+    conventions_digest: str | None
 
 
 # Each run column's SQL kind (storage.tables turns them into types); nullability
@@ -129,6 +134,8 @@ RUN_KINDS: dict[str, str] = {
     "screening_round": "int",
     "suite_name": "text",
     "suite_digest": "text",
+    "unrecognised_spans": "int",
+    "conventions_digest": "word",
 }
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from api.ports import SpanVerdict, TraceSpan, TraceView
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
+from collector.assembly.verdicts import Verdict
+from collector.conventions import OTHER, RuleLabel
 from proto.view import resource_attributes, span_details
 
 # What run assembly reads of a stored span, in this order (SpanFacts' fields
@@ -93,16 +95,27 @@ def trace_spans(
                 resource=resource_attributes(r.resource or b""),
                 scope=r.scope_name,
                 details=span_details(r.encoded),
-                verdict=SpanVerdict(
-                    role=run.verdicts[r.span_id].role,
-                    rule=run.verdicts[r.span_id].rule,
-                    counted=run.verdicts[r.span_id].counted,
-                    reason=run.verdicts[r.span_id].reason or None,
-                    root=r.span_id == run.root_span_id,
-                    clock=run.verdicts[r.span_id].clock or None,
-                ),
+                verdict=span_verdict(run.verdicts[r.span_id], r.span_id == run.root_span_id),
             )
             for r in members[:max_spans]
         ],
         truncated,
+    )
+
+
+def span_verdict(verdict: Verdict, root: bool) -> SpanVerdict:
+    """A verdict as the read API shows it, its rule label spelt out."""
+    label = RuleLabel.parse(verdict.rule)
+    return SpanVerdict(
+        role=verdict.role,
+        rule=verdict.rule,
+        counted=verdict.counted,
+        reason=verdict.reason or None,
+        root=root,
+        clock=verdict.clock or None,
+        convention=label.convention,
+        rule_role=label.rule_role,
+        rule_index=label.rule_index,
+        # CONVENTIONS.md section 4: the run's root is never unrecognised
+        unrecognised=label.unrecognised and verdict.role == OTHER and not root,
     )
