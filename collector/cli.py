@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from collector.certify import add_certificate_commands
     from collector.commands import add_read_commands
+    from collector.convention_commands import add_convention_commands
     from collector.demo_agent.command import add_demo_agent_command
     from collector.screening.command import add_screen_command
 
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     add_certificate_commands(sub)
     add_screen_command(sub)
     add_demo_agent_command(sub)
+    add_convention_commands(sub)
     for command in _commands(sub):  # `badge-collector agents --verbose` works too
         command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS)
     return parser
@@ -168,6 +170,10 @@ def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from collector.demo_agent.command import run_demo_agent
 
         return run_demo_agent(args)
+    if args.command == "conventions":
+        from collector.convention_commands import run_conventions_command
+
+        return run_conventions_command(args, settings)
     from collector.commands import run_read_command
 
     return run_read_command(args, settings)

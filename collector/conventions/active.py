@@ -95,7 +95,8 @@ def compile_set(sources: Sequence[ConventionSource]) -> ConventionSet:
     first_file: dict[str, str] = {}
     for source in sources:
         try:
-            convention = load_text(source.text, source.file, source.origin)
+            shown = BUILT_IN if source.origin == BUILT_IN else source.file
+            convention = load_text(source.text, source.file, shown)
         except ConventionError as exc:
             problems += exc.problems
             continue

@@ -59,7 +59,7 @@ class Convention:
     name: str
     version: int
     description: str
-    source: str  # "built-in", or the path it was loaded from
+    source: str  # "built-in", or the path of the file it was loaded from
     applies_to: Condition | None
     rules: tuple[Rule, ...]  # in the order they are tried
     usage: Usage
