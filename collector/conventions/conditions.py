@@ -35,9 +35,28 @@ _CACHED = 4096  # scope and span names remembered per test: few distinct ones re
 
 @dataclass(frozen=True, slots=True)
 class Condition:
+    """A compiled condition, and what it reads: recognition remembers its
+    decision for spans that agree on all of that (collector.conventions.engine)."""
+
     test: Test
     keys: frozenset[str]  # span attribute keys it reads
     needs: frozenset[str] | None  # it can hold only if one of these keys is present
+    valued: frozenset[str] = frozenset()  # the keys whose value it tests (else presence)
+    resource_keys: frozenset[str] = frozenset()  # resource attributes it reads
+    names: tuple[re.Pattern[str], ...] = ()  # span-name regexes it searches
+
+
+def _reads(parts: list[Condition]) -> dict[str, Any]:
+    """What several conditions read together."""
+    names: dict[str, re.Pattern[str]] = {}
+    for part in parts:
+        names.update((p.pattern, p) for p in part.names)
+    return {
+        "keys": frozenset().union(*(p.keys for p in parts)),
+        "valued": frozenset().union(*(p.valued for p in parts)),
+        "resource_keys": frozenset().union(*(p.resource_keys for p in parts)),
+        "names": tuple(names.values()),
+    }
 
 
 def compile_condition(node: Located, path: str, report: Report) -> Condition | None:
@@ -89,9 +108,7 @@ def all_of(parts: list[Condition]) -> Condition:
         return True
 
     needed = [p.needs for p in parts if p.needs is not None]
-    return Condition(
-        every, frozenset().union(*(p.keys for p in parts)), min(needed, key=len, default=None)
-    )
+    return Condition(every, needs=min(needed, key=len, default=None), **_reads(parts))
 
 
 def any_of(parts: list[Condition]) -> Condition:
@@ -106,7 +123,7 @@ def any_of(parts: list[Condition]) -> Condition:
     needs: frozenset[str] | None = None
     if all(p.needs is not None for p in parts):
         needs = frozenset().union(*(p.needs or () for p in parts))
-    return Condition(some, frozenset().union(*(p.keys for p in parts)), needs)
+    return Condition(some, needs=needs, **_reads(parts))
 
 
 def _value_test(
@@ -134,10 +151,11 @@ def _value_test(
         checks.append(lambda value: search is not None and search(as_text(value)) is not None)
     if not ok or key is None:
         return None
-    test = _attr_test(key, tuple(checks)) if on_span else _resource_test(key, tuple(checks))
-    if on_span:
-        return Condition(test, frozenset({key}), frozenset({key}))
-    return Condition(test, frozenset(), None)
+    if not on_span:
+        test = _resource_test(key, tuple(checks))
+        return Condition(test, frozenset(), None, resource_keys=frozenset({key}))
+    valued = frozenset({key}) if checks else frozenset()
+    return Condition(_attr_test(key, tuple(checks)), frozenset({key}), frozenset({key}), valued)
 
 
 def _attr_test(key: str, checks: tuple[Callable[[Any], bool], ...]) -> Test:
@@ -227,7 +245,7 @@ def _name(node: Located, path: str, report: Report) -> Condition | None:
             hit = seen[span.name] = search(span.name) is not None
         return hit
 
-    return Condition(test, frozenset(), None)
+    return Condition(test, frozenset(), None, names=(pattern,))
 
 
 def _kind(node: Located, path: str, report: Report) -> Condition | None:
@@ -271,7 +289,7 @@ def _not(node: Located, path: str, report: Report) -> Condition | None:
     if inner is None:
         return None
     test = inner.test
-    return Condition(lambda span: not test(span), inner.keys, None)
+    return Condition(lambda span: not test(span), needs=None, **_reads([inner]))
 
 
 def _conditions(node: Located, path: str, report: Report) -> list[Condition] | None:

@@ -10,11 +10,17 @@ against the rules a key of its own points to, plus the few that need none
 (span names, scopes), in their global order. That keeps the cost per span
 near what its own attributes select, however many conventions are loaded
 (section 8; bench/recognition.py).
+
+And spans repeat themselves: a decision depends only on what the conditions
+read (the values they test, the keys whose presence they test, the span-name
+regexes' answers, kind, status, scope and the resource keys they read), so it
+is remembered by that signature. A span then costs its signature, one
+lookup, and the few sources its role reads (a tool's name, tokens).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from collector.conventions import defaults
@@ -24,6 +30,12 @@ from collector.conventions.sources import Source
 from collector.conventions.span import SpanView
 
 _ROLE_OF_RULE = {NOT_A_STEP: TOOL, TOOL: TOOL, LLM: LLM, AGENT: AGENT}
+# Decisions and span names remembered, each: past it the memory starts over.
+# A trace's spans share a few dozen signatures (bench/recognition.py: 2,706
+# recorded spans of 13 frameworks have 300); names vary more (ids in them).
+_REMEMBERED = 20_000
+
+Decide = Callable[[SpanView], Recognition]
 
 
 class _Entry:
@@ -98,10 +110,26 @@ class Recognizer:
         self._by_key = {key: frozenset(found) for key, found in by_key.items()}
         self._always = tuple(always)
         self._default_usage = _usage(Usage())
+        self._as_other: dict[int | None, Decide] = {None: _other_decision("", self._default_usage)}
+        for number, name, usage in self._families:
+            self._as_other[number] = _other_decision(name, usage)
         keys: set[str] = set(defaults.KEYS)
         for convention in self.conventions:
             keys |= convention.keys
         self.keys = frozenset(keys)
+        # What decisions depend on, for the signature.
+        conditions = [c.applies_to for c in conventions if c.applies_to is not None]
+        conditions += [entry.rule.when for entry in entries]
+        self._valued = frozenset().union(*(c.valued for c in conditions))
+        self._present = frozenset().union(*(c.keys for c in conditions)) - self._valued
+        self._resource_keys = tuple(
+            sorted(frozenset().union(*(c.resource_keys for c in conditions)))
+        )
+        patterns = {p.pattern: p for c in conditions for p in c.names}
+        self._name_tests = tuple(p.search for p in patterns.values())
+        self._names: dict[str, int] = {}  # span name -> its answers' number
+        self._answers: dict[tuple[bool, ...], int] = {}  # the regexes' answers, numbered
+        self._decisions: dict[Hashable, Decide] = {}
 
     def recognise(
         self,
@@ -114,7 +142,44 @@ class Recognizer:
     ) -> Recognition:
         """Which role the span plays, by which rule, and what that role reads."""
         span = SpanView(name, kind, status, scope, attrs, resource)
+        signature = self._signature(span)
+        decisions = self._decisions
+        try:
+            decide = decisions.get(signature)
+        except TypeError:  # a tested value that is a list or a map: no memory
+            return self._decide(span)(span)
+        if decide is None:
+            decide = self._decide(span)
+            if len(decisions) >= _REMEMBERED:
+                decisions.clear()
+            decisions[signature] = decide
+        return decide(span)
+
+    def _signature(self, span: SpanView) -> Hashable:
+        """Everything the conditions read of the span: equal signatures, equal decisions."""
+        names = self._names
+        said = names.get(span.name)
+        if said is None:  # the name regexes' answers, as a number: hashed in no time
+            if len(names) >= _REMEMBERED:
+                names.clear()
+            answers = tuple(test(span.name) is not None for test in self._name_tests)
+            said = names[span.name] = self._answers.setdefault(answers, len(self._answers))
+        valued, present = self._valued, self._present
+        parts: list[Hashable] = []
+        for key, value in span.attrs.items():
+            if key in valued:
+                parts.append((key, value, value.__class__))  # True and 1 differ here
+            elif key in present:
+                parts.append(key)
+        resource = span.resource
+        held = tuple(resource.get(key) for key in self._resource_keys)
+        return said, span.kind, span.status, span.scope, held, tuple(parts)
+
+    def _decide(self, span: SpanView) -> Decide:
+        """The rule that decides the span (its entry's `decide`), or how an
+        `other` span is read: the walk of section 4."""
         by_key = self._by_key
+        attrs = span.attrs
         found: set[int] | None = None
         for key in attrs:
             hit = by_key.get(key)
@@ -141,24 +206,27 @@ class Recognizer:
                 if not ok:
                     continue
             if entry.rule.when.test(span):
-                return entry.decide(span)
-        return self._other(span, held)
+                return entry.decide
+        return self._as_other[self._family(span, held)]
 
-    def _other(self, span: SpanView, held: dict[int, bool]) -> Recognition:
-        """No rule matched: known if a family's explicit applies_to holds, and
-        its run totals read where that family (else the GenAI keys) says."""
+    def _family(self, span: SpanView, held: dict[int, bool]) -> int | None:
+        """No rule matched: the first convention whose explicit applies_to
+        holds knows the span (its number), else none does."""
         applies = self._applies
-        for number, family, usage in self._families:
+        for number, _, _ in self._families:
             ok = held.get(number)
             if ok is None:
                 test = applies[number]
                 ok = test is not None and test(span)
             if ok:
-                return _totals(span, family, usage)
-        return _totals(span, "", self._default_usage)
+                return number
+        return None
 
 
-def _totals(span: SpanView, family: str, usage: tuple[Source, Source, Source]) -> Recognition:
-    return Recognition(
-        OTHER, "", "", -1, family, None, None, None, usage[0].read(span), usage[1].read(span)
+def _other_decision(family: str, usage: tuple[Source, Source, Source]) -> Decide:
+    """An `other` span: known to `family` (or to none), its run totals read
+    where that family (else the GenAI keys) says."""
+    tokens_in, tokens_out = usage[0].read, usage[1].read
+    return lambda span: Recognition(
+        OTHER, "", "", -1, family, None, None, None, tokens_in(span), tokens_out(span)
     )

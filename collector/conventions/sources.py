@@ -33,9 +33,23 @@ class Source:
 
 
 def attributes(*keys: str) -> Source:
-    """The source `[{attr: K1}, {attr: K2}, ...]`, built in code (the engine's
-    own keys, CONVENTIONS.md section 3's built-in GenAI keys)."""
-    return first_of([_attr(key) for key in keys], frozenset(keys))
+    """The source `[{attr: K1}, {attr: K2}, ...]`: one loop over the keys, the
+    form most sources take (the built-in GenAI keys among them), and the one
+    read for most spans, so it is read without a call per place."""
+    if len(keys) == 1:
+        return Source(_attr(keys[0]), frozenset(keys))
+
+    def read(span: SpanView) -> Any:
+        attrs = span.attrs
+        for key in keys:
+            value = attrs.get(key)
+            if value is not None:
+                value = yielded(value)
+                if value is not None:
+                    return value
+        return None
+
+    return Source(read, frozenset(keys))
 
 
 def compile_source(node: Located, path: str, report: Report) -> Source | None:
@@ -46,6 +60,7 @@ def compile_source(node: Located, path: str, report: Report) -> Source | None:
         return None
     readers: list[Read] = []
     keys: set[str] = set()
+    plain: list[str] = []  # the keys, while every place is a bare {attr: KEY}
     ok = True
     for index, item in enumerate(listed):
         where = shapes.child(path, index) if isinstance(node.value, list) else path
@@ -55,7 +70,13 @@ def compile_source(node: Located, path: str, report: Report) -> Source | None:
             continue
         readers.append(made[0])
         keys |= made[1]
-    return first_of(readers, frozenset(keys)) if ok else None
+        if isinstance(item.value, dict) and set(item.value) == {"attr"}:
+            plain += made[1]
+    if not ok:
+        return None
+    if len(plain) == len(readers):
+        return attributes(*plain)
+    return first_of(readers, frozenset(keys))
 
 
 def first_of(readers: list[Read], keys: frozenset[str]) -> Source:

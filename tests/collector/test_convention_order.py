@@ -134,3 +134,37 @@ def test_a_user_file_may_not_take_a_built_in_name() -> None:
     assert str(found) == (
         "built-in/200-genai.yaml:1: convention: the name 'genai' is taken by test-0.yaml"
     )
+
+
+def test_a_remembered_decision_still_reads_each_spans_own_values() -> None:
+    conventions = convention_set(
+        "convention: m\nversion: 1\ntool:\n  - when: {attr: kind, equals: TOOL}\n"
+        "    tool_name: [{name: '^Tool: (.+)'}]\n    call_id: [{attr: call}]\n"
+    )
+    first = recognise(conventions, "Tool: a", {"kind": "TOOL", "call": "1"})
+    second = recognise(conventions, "Tool: b", {"kind": "TOOL", "call": "2"})
+    assert (first.tool_name, first.call_id) == ("a", "1")
+    assert (second.tool_name, second.call_id) == ("b", "2")
+
+
+def test_remembered_decisions_tell_apart_what_the_conditions_tell_apart() -> None:
+    conventions = convention_set(
+        "convention: m\nversion: 1\nllm:\n  - when: {attr: k, equals: 1}\n"
+        "agent:\n  - when: {attr: k, equals: true}\n  - when: {attr: k, matches: '^\\[1\\]$'}\n"
+    )
+    roles = [recognise(conventions, attrs={"k": v}).role for v in (1, True, 1, True, "1")]
+    assert roles == ["llm", "agent", "llm", "agent", "llm"]  # True is no 1 here
+    with_list = recognise(conventions, attrs={"k": [1]})  # unhashable: decided, not remembered
+    assert with_list.label == "m:agent[1]"
+
+
+def test_span_names_decide_through_their_regexes() -> None:
+    conventions = convention_set("convention: n\nversion: 1\ntool:\n  - when: {name: '^run '}\n")
+    names = ["run 1", "walk", "run 2", "walk 2", "run 3"]
+    assert [recognise(conventions, n).role for n in names] == [
+        "tool",
+        "other",
+        "tool",
+        "other",
+        "tool",
+    ]
