@@ -21,7 +21,7 @@ from collector.conventions import shapes
 from collector.conventions.problems import Report
 from collector.conventions.span import KINDS, STATUSES, SpanView
 from collector.conventions.values import Canonical, as_text, canon
-from collector.conventions.yaml_tree import Located
+from collector.conventions.yaml_tree import Located, plain
 
 Test = Callable[[SpanView], bool]
 
@@ -30,7 +30,6 @@ FIELDS = (
     *("scope", "name", "kind", "status", "any", "all", "not"),
 )
 _VALUE_TESTS = ("equals", "in", "matches")
-_CACHED = 4096  # scope and span names remembered per test: few distinct ones recur
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +43,10 @@ class Condition:
     valued: frozenset[str] = frozenset()  # the keys whose value it tests (else presence)
     resource_keys: frozenset[str] = frozenset()  # resource attributes it reads
     names: tuple[re.Pattern[str], ...] = ()  # span-name regexes it searches
+
+
+# A test on the span itself: no attribute read, none needed.
+_NONE: dict[str, Any] = {"keys": frozenset(), "needs": None}
 
 
 def _reads(parts: list[Condition]) -> dict[str, Any]:
@@ -213,21 +216,12 @@ def _scope(node: Located, path: str, report: Report) -> Condition | None:
     if not listed:
         report.add(node.line, path, "must be a glob or a non-empty list of globs")
         return None
-    globs = [shapes.text(item, path, report, "a glob") for item in listed]
-    if any(glob is None for glob in globs):
+    globs = [item.value for item in listed]
+    if not all(isinstance(glob, str) for glob in globs):  # '' is a scope with no name
+        report.add(node.line, path, "must be a glob or a non-empty list of globs")
         return None
-    patterns = tuple(re.compile(fnmatch.translate(glob or "")) for glob in globs)
-    seen: dict[str, bool] = {}
-
-    def test(span: SpanView) -> bool:
-        hit = seen.get(span.scope)
-        if hit is None:
-            if len(seen) > _CACHED:
-                seen.clear()
-            hit = seen[span.scope] = any(p.match(span.scope) for p in patterns)
-        return hit
-
-    return Condition(test, frozenset(), None)
+    matchers = tuple(re.compile(fnmatch.translate(glob)).match for glob in globs)
+    return Condition(lambda span: any(match(span.scope) for match in matchers), **_NONE)
 
 
 def _name(node: Located, path: str, report: Report) -> Condition | None:
@@ -235,17 +229,7 @@ def _name(node: Located, path: str, report: Report) -> Condition | None:
     if pattern is None:
         return None
     search = pattern.search
-    seen: dict[str, bool] = {}
-
-    def test(span: SpanView) -> bool:
-        hit = seen.get(span.name)
-        if hit is None:
-            if len(seen) > _CACHED:
-                seen.clear()
-            hit = seen[span.name] = search(span.name) is not None
-        return hit
-
-    return Condition(test, frozenset(), None, names=(pattern,))
+    return Condition(lambda span: search(span.name) is not None, names=(pattern,), **_NONE)
 
 
 def _kind(node: Located, path: str, report: Report) -> Condition | None:
@@ -256,21 +240,21 @@ def _kind(node: Located, path: str, report: Report) -> Condition | None:
             report.add(node.line, path, f"must be one of {', '.join(KINDS)}, or a list of them")
         return None
     allowed = frozenset(kind for kind in kinds if kind is not None)
-    return Condition(lambda span: span.kind in allowed, frozenset(), None)
+    return Condition(lambda span: span.kind in allowed, **_NONE)
 
 
 def _status(node: Located, path: str, report: Report) -> Condition | None:
     code = _named(node, path, STATUSES, report)
     if code is None:
         return None
-    return Condition(lambda span: span.status == code, frozenset(), None)
+    return Condition(lambda span: span.status == code, **_NONE)
 
 
 def _named(node: Located, path: str, names: dict[str, int], report: Report) -> int | None:
     value = node.value
     if isinstance(value, str) and value.strip().upper() in names:
         return names[value.strip().upper()]
-    report.add(node.line, path, f"must be one of {', '.join(names)}, not {value!r}")
+    report.add(node.line, path, f"must be one of {', '.join(names)}, not {plain(node)!r}")
     return None
 
 

@@ -109,7 +109,11 @@ def _convention(tree: Located, source: str, report: Report) -> Convention | None
     version = _version(tree, entries, report)
     description = ""
     if "description" in entries:
-        description = shapes.text(entries["description"], "description", report) or ""
+        node = entries["description"]
+        if isinstance(node.value, str):
+            description = node.value
+        else:
+            report.add(node.line, "description", f"must be text, not {plain(node)!r}")
     applies_to = None
     if "applies_to" in entries:
         applies_to = compile_condition(entries["applies_to"], "applies_to", report)
@@ -143,7 +147,7 @@ def _name(tree: Located, entries: dict[str, Located], report: Report) -> str | N
     report.add(
         node.line,
         "convention",
-        f"{node.value!r} is no name: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit",
+        f"{plain(node)!r} is no name: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit",
     )
     return None
 
@@ -156,7 +160,7 @@ def _version(tree: Located, entries: dict[str, Located], report: Report) -> int 
     value = node.value
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_VERSION:
         return value
-    report.add(node.line, "version", f"must be a whole number from 1, not {value!r}")
+    report.add(node.line, "version", f"must be a whole number from 1, not {plain(node)!r}")
     return None
 
 

@@ -49,8 +49,9 @@ def text(node: Located, path: str, report: Report, what: str = "text") -> str | 
 
 def regex(node: Located, path: str, report: Report) -> re.Pattern[str] | None:
     """A regex compiled now: an invalid one is a load error, never a span's."""
-    source = text(node, path, report, "a regular expression")
-    if source is None:
+    source = node.value
+    if not isinstance(source, str):
+        report.add(node.line, path, f"must be a regular expression, not {_shown(source)}")
         return None
     try:
         return re.compile(source)

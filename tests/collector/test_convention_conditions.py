@@ -118,3 +118,13 @@ def test_any_all_and_not_combine_conditions() -> None:
     assert holds("{not: {attr: a}}", {"b": 1})
     assert not holds("{not: {attr: a}}", {"a": 1})
     assert holds("{all: [{attr: a}, {not: {any: [{attr: b}, {name: x}]}}]}", {"a": 1}, name="y")
+
+
+def test_an_empty_scope_glob_matches_spans_of_a_scope_with_no_name() -> None:
+    assert holds("{scope: ''}", scope="")
+    assert not holds("{scope: ''}", scope="acme")
+
+
+def test_an_empty_regex_is_valid_and_matches_anything() -> None:
+    assert holds("{name: ''}", name="any")
+    assert holds("{attr: k, matches: ''}", {"k": 1})

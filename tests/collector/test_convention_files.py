@@ -204,3 +204,11 @@ def test_a_file_that_loads_keeps_its_fields() -> None:
         "tool": [{"when": {"attr": "acme.kind", "equals": "TOOL"}}],
     }
     assert acme.keys == {"acme.kind"}
+
+
+def test_a_description_may_be_empty_but_must_be_text() -> None:
+    (acme,) = convention_set(HEAD + "description: ''\n").conventions
+    assert acme.description == ""
+    assert problems(HEAD + "description: [a]\n") == [
+        "test-0.yaml:3: description: must be text, not ['a']"
+    ]
