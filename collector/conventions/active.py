@@ -72,11 +72,15 @@ def user_sources(paths: Iterable[str]) -> tuple[ConventionSource, ...]:
     problems: list[Problem] = []
     for given in paths:
         path = Path(given).expanduser()
-        files = (
-            sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and p.is_file())
-            if path.is_dir()
-            else [path]
-        )
+        try:
+            files = (
+                sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and p.is_file())
+                if path.is_dir()
+                else [path]
+            )
+        except OSError as exc:
+            problems.append(Problem(str(path), None, "file", f"cannot be read: {exc.strerror}"))
+            continue
         for file in files:
             try:
                 found.append(ConventionSource(str(given), str(file), file.read_text("utf-8")))

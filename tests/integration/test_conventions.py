@@ -164,16 +164,23 @@ def test_without_the_file_the_same_run_shows_no_internals_and_says_so(tmp_path: 
     assert unrecognised == 7  # every span but the root
 
 
-def test_an_in_process_collector_reads_the_file_from_its_settings(
+def test_an_in_process_collector_reads_the_file_and_explain_reads_a_server(
     tmp_path: Path, acme_file: Path
 ) -> None:
     with running_collector(tmp_path, conventions=(str(acme_file),)) as c:
         c.post(acme_trace("inline")[1])
         c.settle()
-        ((steps, llm_calls, tokens),) = wait_for(
-            lambda: c.query("SELECT steps, llm_calls, input_tokens FROM runs")
+        ((run_id, steps, llm_calls, tokens),) = wait_for(
+            lambda: c.query("SELECT id, steps, llm_calls, input_tokens FROM runs")
         )
-    assert (steps, llm_calls, tokens) == (2, 2, 22)
+        assert (steps, llm_calls, tokens) == (2, 2, 22)
+        url = c.http_url
+        refused = cli("conventions", "explain", run_id, "--url", url, check=False)
+        assert refused.returncode == 1 and "401" in refused.stderr  # the trace is the owner's
+        shown = cli("conventions", "explain", run_id, "--url", url, env={"BADGE_KEY": c.key})
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith(f"run {run_id}: 8 span(s), 1 unrecognised, conventions ")
+    assert any("Tool: fetch" in line and "acme tool[0]" in line for line in lines)
 
 
 BAD = {
