@@ -116,9 +116,10 @@ def _rows(nodes: list[dict[str, Any]], depth: int) -> Iterator[tuple[str, str, s
 
 
 def decided_by(how: dict[str, Any]) -> str:
-    """`genai tool[0]`, `unrecognised`, ... and why a span did not count."""
+    """`genai:tool[0]` (the convention, its rule list and index), `unrecognised`,
+    ... and why a span did not count."""
     if how.get("rule_role"):
-        said = f"{how['convention']} {how['rule_role']}[{how['rule_index']}]"
+        said = f"{how['convention']}:{how['rule_role']}[{how['rule_index']}]"
     elif how.get("unrecognised"):
         said = "unrecognised"
     elif how.get("convention"):

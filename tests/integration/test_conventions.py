@@ -145,9 +145,9 @@ def test_a_made_up_familys_file_makes_a_real_collector_count_it_right(
         f"run {runs['acme-1']['id']}: 8 span(s), 1 unrecognised, conventions {digest}" == lines[0]
     )
     by_name = {line.strip().split("  ")[0]: line for line in lines[1:]}
-    assert "acme agent[0]" in by_name["Agent: planner"]
-    assert "acme tool[0]" in by_name["Tool: search"] and "tool " in by_name["Tool: search"]
-    assert "acme llm[0]" in by_name["Generation"]
+    assert "acme:agent[0]" in by_name["Agent: planner"]
+    assert "acme:tool[0]" in by_name["Tool: search"] and "tool " in by_name["Tool: search"]
+    assert "acme:llm[0]" in by_name["Generation"]
     assert "acme (known, no rule)" in by_name["Step 1"]
     assert "unrecognised" in by_name["mystery"]
     assert "root" in by_name["badge.run"] and "unrecognised" not in by_name["badge.run"]
@@ -180,7 +180,7 @@ def test_an_in_process_collector_reads_the_file_and_explain_reads_a_server(
         shown = cli("conventions", "explain", run_id, "--url", url, env={"BADGE_KEY": c.key})
     lines = shown.stdout.splitlines()
     assert lines[0].startswith(f"run {run_id}: 8 span(s), 1 unrecognised, conventions ")
-    assert any("Tool: fetch" in line and "acme tool[0]" in line for line in lines)
+    assert any("Tool: fetch" in line and "acme:tool[0]" in line for line in lines)
 
 
 BAD = {
