@@ -195,11 +195,18 @@ class RunInfo:
     tool_calls: Sequence[ToolCallInfo] = field(default=())
     grade: GradeInfo | None = None  # the run detail only
     screening_id: str | None = None
+    unrecognised_spans: int | None = None  # null: stored before the conventions
+    conventions_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SpanVerdict:
-    """How run assembly classified one span, and why it did or did not count."""
+    """How run assembly classified one span, and why it did or did not count.
+
+    `rule` is the stored label (`genai:tool[0]`); `convention`, `rule_role`
+    and `rule_index` spell it out, null when no rule decided (or for a span
+    stored before conventions, whose `rule` is the old description).
+    `unrecognised`: an `other` span no convention knows, not the root."""
 
     role: str
     rule: str
@@ -209,6 +216,10 @@ class SpanVerdict:
     clock: str | None = None  # why the span's times were set aside (impossible times)
     # attribute -> why its count or cost was not taken ("negative"); None: all were
     ignored: Mapping[str, str] | None = None
+    convention: str | None = None
+    rule_role: str | None = None
+    rule_index: int | None = None
+    unrecognised: bool = False
 
 
 @dataclass(frozen=True, slots=True)

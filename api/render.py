@@ -96,6 +96,10 @@ def trace_tree(spans: list[TraceSpan]) -> list[dict[str, Any]]:
             "classification": {
                 "role": verdict.role,
                 "rule": verdict.rule,
+                "convention": verdict.convention,
+                "rule_role": verdict.rule_role,
+                "rule_index": verdict.rule_index,
+                "unrecognised": verdict.unrecognised,
                 "counted": verdict.counted,
                 "reason": verdict.reason,
                 "root": verdict.root,

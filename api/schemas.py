@@ -130,6 +130,17 @@ class RunSummary(BaseModel):
     screening_id: str | None = Field(
         default=None, description="the screening the run was part of (docs/screening.md)"
     )
+    unrecognised_spans: int | None = Field(
+        default=None,
+        description="spans of the run no convention recognised (role `other`, the root "
+        "excepted): a count of 0 steps may hide tools the collector could not see; null "
+        "for runs stored before conventions (docs/conventions.md)",
+    )
+    conventions_digest: str | None = Field(
+        default=None,
+        description="digest of the convention files the run's spans were classified "
+        "under (`badge-collector conventions list` prints the active one)",
+    )
 
 
 class RunList(Page):
@@ -184,7 +195,9 @@ class Trace(BaseModel):
     trace_id: str
     spans: list[dict[str, Any]] = Field(
         description="span tree: span_id, parent_span_id, name, kind, start, end, status, "
-        "attributes, events, classification, children"
+        "attributes, events, classification, children. `classification`: role, rule (the "
+        "convention rule that decided, as `convention:role[index]`), convention, "
+        "rule_role, rule_index, unrecognised, counted, reason, root, clock"
     )
     truncated: bool
 

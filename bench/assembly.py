@@ -19,14 +19,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from collector.assembly.facts import SpanFacts, span_facts  # noqa: E402
 from collector.assembly.runs import Timers, assemble_trace  # noqa: E402
+from collector.conventions import builtin_set  # noqa: E402
 
 
 def build(count: int) -> list[SpanFacts]:
     spans: list[SpanFacts] = []
+    recognise = builtin_set().recognizer.recognise
 
     def add(name: str, attrs: dict[str, object], parent: str) -> str:
         span_id = f"{len(spans) + 1:016x}"
-        role, rule, facts = span_facts(name, attrs, {})
+        found = recognise(name, 1, 0, "", attrs, {})
+        role, rule, facts = found.role, found.label, span_facts(found, name, attrs, {})
         start = len(spans) * 1000
         spans.append(
             SpanFacts(

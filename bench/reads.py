@@ -105,6 +105,8 @@ def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None
             "suite_name": None,
             "suite_digest": None,
             "grader_claim": False,
+            "unrecognised_spans": 0,
+            "conventions_digest": None,
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:

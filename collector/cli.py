@@ -50,7 +50,10 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--metrics-refresh": ("metrics_refresh_s", float),
     "--log-level": ("log_level", str),
     "--signing-key": ("signing_key", str),
+    "--conventions": ("conventions", str),
 }
+# Flags given once per value, each adding one (CONVENTIONS.md section 4).
+REPEATED_FLAGS = frozenset({"--conventions"})
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -74,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="start the OTLP doors and the read API")
     for flag, (field, kind) in SERVE_FLAGS.items():
-        serve.add_argument(flag, dest=field, type=kind, default=None)
+        action = "append" if flag in REPEATED_FLAGS else "store"
+        serve.add_argument(flag, dest=field, type=kind, default=None, action=action)
     serve.add_argument("--insecure", action="store_true", help="keyless ingest into `local`")
 
     keys = sub.add_parser("keys", help="manage ingest keys")
@@ -95,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from collector.certify import add_certificate_commands
     from collector.commands import add_read_commands
+    from collector.convention_commands import add_convention_commands
     from collector.demo_agent.command import add_demo_agent_command
     from collector.screening.command import add_screen_command
 
@@ -102,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     add_certificate_commands(sub)
     add_screen_command(sub)
     add_demo_agent_command(sub)
+    add_convention_commands(sub)
     for command in _commands(sub):  # `badge-collector agents --verbose` works too
         command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS)
     return parser
@@ -165,6 +171,10 @@ def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from collector.demo_agent.command import run_demo_agent
 
         return run_demo_agent(args)
+    if args.command == "conventions":
+        from collector.convention_commands import run_conventions_command
+
+        return run_conventions_command(args, settings)
     from collector.commands import run_read_command
 
     return run_read_command(args, settings)
@@ -219,12 +229,18 @@ def keys_command(args: argparse.Namespace, settings: Settings) -> int:
 def serve(settings: Settings) -> int:
     from api.auth import INSECURE_OWNER
     from collector.certificates.keyfile import KeyFileError
+    from collector.conventions import ConventionError
     from collector.service import PortInUse, build
 
     try:
         service = build(settings)
     except KeyFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ConventionError as exc:  # before any door opens (CONVENTIONS.md section 4)
+        print("error: convention files do not load:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
         return 2
     _say_signing(service)
     if settings.insecure:

@@ -22,6 +22,7 @@ import proto
 from api.app import create_api
 from collector.agent_metrics import AgentGauges
 from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
+from collector.conventions import ConventionSet, load_active
 from collector.ingest.admission import InflightBudget
 from collector.ingest.decoding import Decoder, default_workers, tune_gc
 from collector.ingest.path import Ingest
@@ -51,11 +52,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["PortInUse", "Service", "build"]
 
-# The conventions digest every certificate's predicate carries (CERTS.md
-# section 2, CONVENTIONS.md section 4). A placeholder until the conventions
-# engine (issue 38) computes the real one: the lead wires it here at merge.
-CONVENTIONS_DIGEST_PLACEHOLDER = "conventions-digest-pending-issue-38"
-
 
 @dataclass
 class Service:
@@ -74,6 +70,7 @@ class Service:
     plans: PlanDesk
     limits: DoorLimits
     agent_gauges: AgentGauges
+    conventions: ConventionSet
     signing_key: KeyFile | None = None  # None: certificates answer 503 (docs/certificates.md)
     signing_refused: str | None = None  # why the key cannot sign, said at start
     grpc_port: int = 0
@@ -190,14 +187,20 @@ def _version() -> str:
 
 
 def build(settings: Settings, clock: Clock = time.time) -> Service:
+    """Every part, from the settings. The conventions load first: a user's
+    file that does not load (ConventionError) stops the collector before it
+    opens a database or a door (CONVENTIONS.md section 4)."""
+    conventions = load_active(settings.conventions)
+    log.info(
+        "conventions %s: %s",
+        conventions.digest,
+        ", ".join(f"{c.name} v{c.version}" for c in conventions.conventions),
+    )
     db = open_database(settings.database_url, synchronous=settings.sqlite_synchronous)
     create_schema(db)
     key_file = signing_key_file(settings, db)
-    signing = (
-        Signing(key_file, CONVENTIONS_DIGEST_PLACEHOLDER, _version())
-        if key_file is not None
-        else None
-    )
+    # Certificates name the conventions digest (CERTS.md section 2).
+    signing = Signing(key_file, conventions.digest, _version()) if key_file is not None else None
     metrics = Metrics()
     keys = KeyStore(db)
     timers = run_timers(settings)
@@ -208,7 +211,14 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         db, settings.queue_max_spans, RunCommitHook(queue, metrics), metrics, clock=clock
     )
     recomputer = RunRecomputer(
-        db, timers, clock, metrics, queue, writer, delay_s=settings.assembly_delay_s
+        db,
+        timers,
+        clock,
+        metrics,
+        queue,
+        writer,
+        delay_s=settings.assembly_delay_s,
+        conventions_digest=conventions.digest,
     )
     maintenance = Maintenance(
         db,
@@ -223,7 +233,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)
     workers = settings.decode_workers
-    decoder = Decoder(default_workers() if workers is None else workers)
+    decoder = Decoder(default_workers() if workers is None else workers, conventions)
     ingest = Ingest(
         keys,
         directory,
@@ -273,6 +283,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
             window_s=settings.metrics_window_days * 86400.0,
             refresh_s=settings.metrics_refresh_s,
         ),
+        conventions=conventions,
         signing_key=key_file,
         signing_refused=read.certificates.register_key(),
     )

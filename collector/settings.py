@@ -121,6 +121,21 @@ class Settings(BaseSettings):
         "unset: badge-signing-key.pem beside a SQLite database, none with PostgreSQL",
     )
 
+    # CONVENTIONS.md section 4: the user's convention files, tried before the built-ins.
+    conventions: Annotated[tuple[str, ...], NoDecode] = Field(
+        (),
+        description="convention files, or folders of *.yaml / *.yml files, tried in this "
+        "order before the built-in ones; BADGE_CONVENTIONS separates paths with `:`",
+    )
+
+    @field_validator("conventions", mode="before")
+    @classmethod
+    def _split_paths(cls, value: object) -> object:
+        """BADGE_CONVENTIONS is paths separated by `:` (PATH's way)."""
+        if isinstance(value, str):
+            return tuple(path for path in value.split(":") if path.strip())
+        return value
+
     @field_validator("allowed_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:

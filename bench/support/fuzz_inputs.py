@@ -42,11 +42,17 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from bench.support.otlp import new_span_id, new_trace_id, request, span
-from collector.assembly.conventions import SELECTED_KEYS
+from collector.assembly.attributes import ENGINE_KEYS
+from collector.conventions import builtin_set
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "corpus"
 PROTOBUF, JSON = "protobuf", "json"
 ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+def selected_keys() -> list[str]:
+    """What recognition (the built-in conventions) and assembly read."""
+    return sorted(ENGINE_KEYS | builtin_set().keys)
 
 
 class Case(NamedTuple):
@@ -441,7 +447,7 @@ def mutate_structure(
                 rng.choice((0, target.start_time_unix_nano, 2**63 - 1)),
             )
         elif choice == 4:  # what the conventions read, with any value
-            key = rng.choice(sorted(SELECTED_KEYS))
+            key = rng.choice(selected_keys())
             target.attributes.append(KeyValue(key=key, value=_odd_value(rng)))
         elif choice == 5:
             target.flags = rng.choice((0, 0x100, 0x300, 2**32 - 1))
@@ -450,7 +456,7 @@ def mutate_structure(
         else:
             event = target.events.add(name=rng.choice(("exception", "gen_ai.evaluation.result")))
             event.attributes.append(
-                KeyValue(key=rng.choice(sorted(SELECTED_KEYS)), value=_odd_value(rng))
+                KeyValue(key=rng.choice(selected_keys()), value=_odd_value(rng))
             )
     return message
 

@@ -48,5 +48,7 @@ def a_run(rnd: random.Random, index: int) -> RunRow:
         "suite_name": None,
         "suite_digest": None,
         "grader_claim": False,
+        "unrecognised_spans": rnd.choice([None, 0, 2]),
+        "conventions_digest": rnd.choice([None, "0123456789abcdef"]),
     }
     return RunRow(*(values[c] for c in RUN_COLUMNS))

@@ -1,9 +1,9 @@
 """Which tool and LLM spans count, given the rest of the run (docs/runs.md
 "Not a step" and "LLM calls that are no call").
 
-A span's own attributes decide most exclusions at ingest (classify.py); what
-needs its neighbours is decided here, each rule keyed to the convention or
-the behaviour it handles:
+A span's own attributes decide most exclusions at ingest (a convention's
+`not_a_step` rule, collector.conventions); what needs its neighbours holds
+for every family and is decided here (RUNS.md's engine rules):
 - a tool named `transfer_to_<agent>` (or `transfer_back_to_`, `handoff_to_`)
   whose <agent> is an agent of the trace, or whose `gen_ai.tool.type` says
   transfer or handoff, is a handoff (OpenAI Swarm / Agents SDK, AutoGen
@@ -25,13 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from collector.assembly import conventions as c
+from collector.assembly import attributes as c
 from collector.assembly import fact_keys as K
-from collector.assembly.classify import AGENT, LLM, TOOL, bare_names
 from collector.assembly.clock import clock_problem
 from collector.assembly.facts import SpanFacts
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
+from collector.conventions import AGENT, LLM, NOT_A_STEP, TOOL
 
 _INTERNAL = (TOOL, LLM, AGENT)
 _NOT_A_NAME = re.compile(r"[^0-9a-z]+")
@@ -41,6 +41,16 @@ def agent_name_key(name: str) -> str:
     """An agent's name as tool names spell it: `Billing Agent` is
     `transfer_to_billing_agent`, `TravelAgent` is `transfer_to_TravelAgent`."""
     return _NOT_A_NAME.sub("_", name.lower()).strip("_")
+
+
+def bare_names(tool: str) -> set[str]:
+    """The tool's name, and its name without a namespace (`Plugin-name`,
+    `server.name`, `server__name`), lower-cased."""
+    found = {tool.strip().lower()}
+    for separator in c.TOOL_NAMESPACE_SEPARATORS:
+        if separator in tool:
+            found.add(tool.rsplit(separator, 1)[1].strip().lower())
+    return found
 
 
 def agent_names(spans: Sequence[SpanFacts]) -> frozenset[str]:
@@ -59,9 +69,8 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
     # a name (bench/assembly.py, 10,000 spans: 36 -> 32 ms with the clock fast path).
     handoffs: dict[tuple[object, object], str] = {}
     for span in tree.ordered:
-        why = span.facts.get(K.WHY_NOT)
-        reason = str(why) if why else ""
         role = span.role
+        reason = _not_a_step(span) if role == TOOL else ""
         counted = not reason and (role == TOOL or role == LLM)
         if counted and role == TOOL:
             named = (span.facts.get(K.TOOL_TYPE), span.facts.get(K.TOOL_NAME))
@@ -74,6 +83,18 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
         counted = counted and not reason
         verdicts[span.span_id] = Verdict(role, span.rule, counted, reason, clock_problem(span))
     return verdicts
+
+
+_NOT_A_STEP_RULE = f":{NOT_A_STEP}["
+
+
+def _not_a_step(span: SpanFacts) -> str:
+    """A tool its convention says is no step (a `not_a_step` rule; spans
+    stored before conventions say why in their facts)."""
+    if _NOT_A_STEP_RULE in span.rule:
+        return f"not a step: {span.rule}"
+    why = span.facts.get(K.WHY_NOT)
+    return str(why) if why else ""
 
 
 def _handoff(span: SpanFacts, agents: frozenset[str]) -> str:

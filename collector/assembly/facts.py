@@ -1,7 +1,10 @@
 """Per-span facts computed once at ingest and stored as one small JSON column.
 
-Everything run assembly needs from a span's attributes is reduced here, so
-recomputing a run never re-reads the encoded span.
+Everything run assembly needs from a span is reduced here, so recomputing a
+run never re-reads the encoded span: what its convention read (a tool's name
+and call id, a model, tokens, cost: the span's `Recognition`) and what the
+engine reads of every span (run ids, task ids, outcomes, versions, agent
+names, collector.assembly.attributes).
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from collector.assembly import conventions as c
+from collector.assembly import attributes as c
 from collector.assembly import fact_keys as K
-from collector.assembly.classify import AGENT, LLM, TOOL, classify
+from collector.conventions import AGENT, LLM, TOOL, Recognition
 from proto import WireEvent
 
 
@@ -125,13 +128,8 @@ def as_bool(value: Any) -> bool | None:
 # attribute key -> (fact, rank): where docs/runs.md says "a -> b -> c", a ranks 0.
 _FACT_KEYS: dict[str, tuple[str, int]] = {}
 for _fact, _keys in (
-    (K.TOOL_NAME, c.TOOL_NAME_KEYS),
-    (K.CALL_ID, c.TOOL_CALL_ID_KEYS),
-    (K.INPUT_TOKENS, c.INPUT_TOKEN_KEYS),
-    (K.OUTPUT_TOKENS, c.OUTPUT_TOKEN_KEYS),
     (K.AGG_INPUT_TOKENS, c.AGG_INPUT_KEYS),
     (K.AGG_OUTPUT_TOKENS, c.AGG_OUTPUT_KEYS),
-    (K.COST, c.COST_KEYS),
     (K.TASK, c.TASK_KEYS),
     (K.RUN_COST, ("badge.cost.usd",)),
     (K.RUN_ID, ("badge.run.id",)),
@@ -140,7 +138,7 @@ for _fact, _keys in (
     (K.EVAL_LABEL, ("gen_ai.evaluation.score.label",)),
     (K.RUN_STATUS, ("badge.run.status",)),
     (K.ERROR_TYPE, ("error.type",)),
-    (K.VALIDATION_FAILED, ("pydantic_ai.tool.failure_stage",)),
+    (K.VALIDATION_FAILED, (c.VALIDATION_KEY,)),
     (K.BADGE_VERSION, c.VERSION_KEYS[:1]),
     (K.GENAI_VERSION, c.VERSION_KEYS[1:]),
     (K.AGENT_NAME, c.AGENT_NAME_KEYS),
@@ -149,7 +147,6 @@ for _fact, _keys in (
     (K.SUITE_NAME, c.SCREENING_KEYS[2:3]),
     (K.SUITE_DIGEST, c.SCREENING_KEYS[3:]),
     (K.TOOL_TYPE, c.TOOL_TYPE_KEYS),
-    (K.MODEL, c.MODEL_KEYS),
 ):
     for _rank, _key in enumerate(_keys):
         _FACT_KEYS[_key] = (_fact, _rank)
@@ -160,11 +157,8 @@ def _validation_failed(value: Any) -> bool | None:
 
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
-    K.INPUT_TOKENS: as_int,
-    K.OUTPUT_TOKENS: as_int,
     K.AGG_INPUT_TOKENS: as_int,
     K.AGG_OUTPUT_TOKENS: as_int,
-    K.COST: as_cost,
     K.RUN_COST: as_cost,
     K.RUN_SUCCESS: as_bool,
     K.VALIDATION_FAILED: _validation_failed,
@@ -192,18 +186,19 @@ def resource_facts(resource: Mapping[str, Any]) -> dict[str, str]:
 
 
 def span_facts(
+    recognition: Recognition,
     name: str,
     attrs: Mapping[str, Any],
     inherited: Mapping[str, str],
     events: Sequence[WireEvent] = (),
-) -> tuple[str, str, dict[str, Any]]:
-    """(role, rule, facts) of one span; facts hold only what is present.
+) -> dict[str, Any]:
+    """The facts of one span; they hold only what is present.
 
-    One pass over the lifted attributes (a handful per span): this runs for
-    every span at ingest. `inherited` is `resource_facts` of its resource;
-    `events` are the span's exception and evaluation events.
+    `recognition` is what its convention said (collector.conventions); the
+    rest is one pass over the lifted attributes (a handful per span): this
+    runs for every span at ingest. `inherited` is `resource_facts` of its
+    resource; `events` are the span's exception and evaluation events.
     """
-    verdict = classify(name, attrs)
     best: dict[str, tuple[int, str, Any]] = {}
     for key, value in attrs.items():
         spec = _FACT_KEYS.get(key)
@@ -221,42 +216,101 @@ def span_facts(
             facts[fact] = converted
         elif fact in _FIGURES and negative(value):
             ignored[key] = "negative"
-    if ignored:
-        facts[K.IGNORED] = ignored
     for fact, value in inherited.items():  # a span's own badge.run.id wins
         facts.setdefault(fact, value)
-    _keep_role_facts(verdict.role, name, attrs, facts)
-    if verdict.why_not:
-        facts[K.WHY_NOT] = verdict.why_not
+    _keep_role_facts(recognition, name, attrs, facts)
+    _name_negative_usage(recognition, attrs, ignored)
+    if ignored:
+        facts[K.IGNORED] = ignored
     if events:
         facts.update(event_facts(events))
-    return verdict.role, verdict.rule, facts
+    return facts
+
+
+def usage_count(value: Any) -> int | None:
+    """A token count a convention read (CONVENTIONS.md section 3): an integer
+    >= 0, a numeric string as its number; anything else is ignored."""
+    count = as_int(value)
+    return count if count is not None and count >= 0 else None
+
+
+def usage_cost(value: Any) -> float | None:
+    """A cost a convention read: a finite number >= 0 (at most MAX_COST_USD),
+    else ignored."""
+    return as_cost(value)
+
+
+def _name_negative_usage(
+    recognition: Recognition, attrs: Mapping[str, Any], ignored: dict[str, str]
+) -> None:
+    """A negative count or cost its convention read is ignored (issue 37 item
+    12) and named for the trace view: by the attribute that holds it, or by
+    the usage field when it came from inside a JSON document."""
+    for field, value in (
+        ("input_tokens", recognition.input_tokens),
+        ("output_tokens", recognition.output_tokens),
+        ("cost_usd", recognition.cost_usd),
+    ):
+        if negative(value):
+            held = next((key for key, v in attrs.items() if v is value or v == value), None)
+            ignored[held or f"{recognition.convention or 'usage'}.{field}"] = "negative"
 
 
 # Facts only one role needs: an agent's name (a handoff tool names it), a
-# tool's type, an LLM span's model and whether it says anything of a call.
-_ROLE_FACTS = {K.AGENT_NAME: AGENT, K.TOOL_TYPE: TOOL, K.MODEL: LLM}
+# tool's type, and the usage its convention read.
+_ROLE_FACTS = {K.AGENT_NAME: AGENT, K.TOOL_TYPE: TOOL}
 
 
-def _keep_role_facts(role: str, name: str, attrs: Mapping[str, Any], facts: dict[str, Any]) -> None:
+def _keep_role_facts(
+    recognition: Recognition, name: str, attrs: Mapping[str, Any], facts: dict[str, Any]
+) -> None:
+    role = recognition.role
     for fact, wanted in _ROLE_FACTS.items():
         if fact in facts and role != wanted:
             del facts[fact]
+    if role == TOOL:
+        _text_fact(facts, K.TOOL_NAME, recognition.tool_name)
+        _text_fact(facts, K.CALL_ID, recognition.call_id)
+        return
+    # Tokens: an LLM call's own, or an agent's (or the root's) run totals.
+    for fact, value in (
+        (K.INPUT_TOKENS, recognition.input_tokens),
+        (K.OUTPUT_TOKENS, recognition.output_tokens),
+    ):
+        count = usage_count(value)
+        if count is not None:
+            facts[fact] = count
     if role == AGENT and K.AGENT_NAME not in facts and name.startswith(c.AGENT_SPAN_PREFIX):
         agent = name[len(c.AGENT_SPAN_PREFIX) :].strip()
         if agent:
             facts[K.AGENT_NAME] = agent  # the GenAI span name: `invoke_agent {agent name}`
-    if role == LLM and not _says_anything(attrs):
-        facts[K.SAYS_NOTHING] = 1
+    if role == LLM:
+        _text_fact(facts, K.MODEL, recognition.model)
+        cost = usage_cost(recognition.cost_usd)
+        if cost is not None:
+            facts[K.COST] = cost
+        if not _says_anything(recognition, attrs):
+            facts[K.SAYS_NOTHING] = 1
 
 
-def _says_anything(attrs: Mapping[str, Any]) -> bool:
+def _text_fact(facts: dict[str, Any], fact: str, value: Any) -> None:
+    if value is not None and value != "":
+        facts[fact] = value if isinstance(value, str) else str(value)
+
+
+def _says_anything(recognition: Recognition, attrs: Mapping[str, Any]) -> bool:
     """Usage, a cost, or what went to the model or came back (docs/runs.md
     "LLM calls that are no call"): a real call's span carries one of them."""
-    return any(
-        key.startswith(c.USAGE_PREFIXES) or key in c.COST_KEYS or key in c.CONTENT_MARKERS
-        for key in attrs
-    )
+    if (
+        recognition.input_tokens is not None
+        or recognition.output_tokens is not None
+        or recognition.cost_usd is not None
+    ):
+        return True
+    return any(key.startswith(_SAYS) for key in attrs)
+
+
+_SAYS = c.USAGE_PREFIXES + c.CONTENT_MARKERS
 
 
 def label_outcome(label: Any) -> bool | None:

@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from collector.assembly import conventions as c
+from collector.assembly import attributes as c
 from collector.assembly import fact_keys as K
-from collector.assembly.classify import AGENT, LLM, TOOL
 from collector.assembly.clock import run_times
 from collector.assembly.cost import LlmCost, run_cost
 from collector.assembly.counting import agent_names, judge
@@ -21,6 +20,7 @@ from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
 from collector.assembly.membership import find_root, grader_claims, group_runs, run_id_for
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
+from collector.conventions import AGENT, LLM, OTHER, TOOL, UNRECOGNISED
 
 _INTERNAL = (TOOL, LLM, AGENT)  # roles that show a run's internals
 
@@ -89,6 +89,10 @@ class Run:
     suite_name: str | None = None
     suite_digest: str | None = None
     grader_claim: bool = False  # a grader's span claims it (membership.grader_claims)
+    # CONVENTIONS.md section 6: `other` spans no convention knows, the root
+    # excepted; and the digest of the conventions it was classified under.
+    unrecognised_spans: int = 0
+    conventions_digest: str | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -99,15 +103,27 @@ def assemble_trace(
     timers: Timers,
     *,
     keep_verdicts: bool = True,
+    conventions_digest: str | None = None,
 ) -> list[Run]:
     """The trace's runs. `keep_verdicts=False` drops each span's verdict once
     the run is counted: storing runs needs none of them, and for a trace of a
-    million spans they are a third of what assembly holds."""
+    million spans they are a third of what assembly holds. The spans were
+    recognised under `conventions_digest` (collector.conventions), which each
+    run records."""
     trace_ids = {span.span_id for span in spans}
     agents = agent_names(spans)
     runs = [
         _assemble_run(
-            trace_id, agent_id, key, members, trace_ids, agents, now, timers, keep_verdicts
+            trace_id,
+            agent_id,
+            key,
+            members,
+            trace_ids,
+            agents,
+            now,
+            timers,
+            keep_verdicts,
+            conventions_digest,
         )
         for (agent_id, key), members in sorted(group_runs(trace_id, spans).items())
     ]
@@ -124,6 +140,7 @@ def _assemble_run(
     now: float,
     timers: Timers,
     keep_verdicts: bool = True,
+    conventions_digest: str | None = None,
 ) -> Run:
     held = grader_claims(run_key, members)
     # docs/runs.md "Runs a grader recorded": only a grader's span may be the
@@ -151,10 +168,13 @@ def _assemble_run(
     shows_internals = has_agent_span = (
         False  # docs/runs.md "The fields of a run": null for the root alone
     )
+    unrecognised = 0
     for span in tree.ordered:  # one pass over the verdicts
         verdict = verdicts[span.span_id]
         role = verdict.role
         if role not in _INTERNAL:
+            if role == OTHER and span.rule == UNRECOGNISED and span.span_id != root_id:
+                unrecognised += 1
             continue
         if span.span_id != root_id:
             shows_internals = True
@@ -212,6 +232,8 @@ def _assemble_run(
         evaluation=_evaluation(root, source, decider),
         **_screening(root),
         grader_claim=held,
+        unrecognised_spans=unrecognised,
+        conventions_digest=conventions_digest,
         verdicts=verdicts if keep_verdicts else {},
     )
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collector.assembly.classify import LLM
 from collector.assembly.facts import SpanFacts
+from collector.conventions import LLM
 
 
 class RunTree:

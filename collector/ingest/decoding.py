@@ -6,6 +6,11 @@ run assembly, and capped ingest near one core (bench/ingest.py). A small
 pool of decoder processes does it instead; the server process receives
 ready row tuples. `workers=0` decodes inline (tests, one-core machines).
 
+Spans are recognised with the server's conventions (collector.conventions):
+the decoders are spawned, so each compiles the very files the server loaded
+(their texts, sent once through the pool's initializer) and checks it got
+the same digest.
+
 Errors raised here are `IngestError`s; they pickle back to the caller.
 """
 
@@ -19,23 +24,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import proto
-from collector.assembly.conventions import (
+from collector.assembly.attributes import (
     CONTENT_MARKERS,
+    ENGINE_KEYS,
     SELECTED_EVENTS,
-    SELECTED_KEYS,
     USAGE_PREFIXES,
 )
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.identity import agent_id, agent_name
 from collector.assembly.runs import Timers
+from collector.conventions import ConventionSet, ConventionSource, compile_set
 from collector.errors import BadRequest, PayloadTooLarge
 from collector.runs.preassemble import FreshRuns, preassemble
 from collector.runs.run_rows import encode_facts
 from collector.storage.rows import SpanRow, resource_digest, run_rows, span_row, span_rows
 
-SELECTION = proto.Selection(
-    keys=SELECTED_KEYS, prefixes=USAGE_PREFIXES, events=SELECTED_EVENTS, markers=CONTENT_MARKERS
-)
+
+@dataclass(frozen=True, slots=True)
+class Recognising:
+    """What a decoder classifies spans with: the compiled conventions, and
+    the attribute keys they and run assembly read, lifted in the one pass
+    over a span's attributes at decode (CONVENTIONS.md section 8)."""
+
+    conventions: ConventionSet
+    selection: proto.Selection
+
+
+def recognising(conventions: ConventionSet) -> Recognising:
+    selection = proto.Selection(
+        keys=conventions.keys | ENGINE_KEYS,
+        prefixes=USAGE_PREFIXES,
+        events=SELECTED_EVENTS,
+        markers=CONTENT_MARKERS,
+    )
+    return Recognising(conventions, selection)
+
+
 # Memory a decoded span takes beyond its encoded bytes and facts (the row
 # tuple, its strings, the pre-assembled run): 732 B per span measured with
 # tracemalloc over decode_job on bench/payloads.py requests; rounded up.
@@ -107,12 +131,12 @@ def _agent_id(owner: str, name: str) -> str:
     return ident
 
 
-def decode_job(job: DecodeJob) -> DecodedRows:
+def decode_job(job: DecodeJob, using: Recognising) -> DecodedRows:
     """gunzip -> parse -> validate -> classify -> row tuples."""
     try:
         body = proto.gunzip_limited(job.body, job.max_bytes) if job.gzip else job.body
         request = proto.parse_request(body, job.content)
-        decoded = proto.decode_request(request, SELECTION, job.limits)
+        decoded = proto.decode_request(request, using.selection, job.limits)
     except proto.TooLarge as exc:
         raise PayloadTooLarge(str(exc)) from None
     except proto.DecodeError as exc:
@@ -124,6 +148,7 @@ def decode_job(job: DecodeJob) -> DecodedRows:
     by_trace: dict[str, dict[str, SpanFacts]] = {}
     rows, agents, resources = result.rows, result.agents, result.resources
     size = 0  # bytes of the rows' encoded spans and facts
+    recognise = using.conventions.recognizer.recognise
     for span in decoded.spans:
         # Unpacked once: a NamedTuple's field reads are each a descriptor call.
         (
@@ -153,7 +178,9 @@ def decode_job(job: DecodeJob) -> DecodedRows:
             resources[digest] = resource_encoded
             known = names[id(resource)] = (ident, resource_facts(resource), digest)
         ident, inherited, digest = known
-        role, rule, facts = span_facts(name, attributes, inherited, events)
+        recognition = recognise(name, kind, code, scope_name, attributes, resource)
+        role, rule = recognition.role, recognition.label
+        facts = span_facts(recognition, name, attributes, inherited, events)
         members = by_trace.get(trace_id)
         if members is None:
             members = by_trace[trace_id] = {}
@@ -204,7 +231,11 @@ def decode_job(job: DecodeJob) -> DecodedRows:
         )
     result.memory_bytes = ROW_OVERHEAD_BYTES * len(rows) + size
     result.runs = preassemble(
-        owner, {trace: members.values() for trace, members in by_trace.items()}, now, job.timers
+        owner,
+        {trace: members.values() for trace, members in by_trace.items()},
+        now,
+        job.timers,
+        using.conventions.digest,
     )
     return result
 
@@ -224,8 +255,27 @@ def tune_gc() -> None:
 _GC_GEN0 = 100_000
 
 
+_worker: Recognising | None = None  # a decoder process's conventions, compiled once
+
+
+def _start_worker(parent: int, sources: tuple[ConventionSource, ...], digest: str) -> None:
+    """Worker initializer: compile the server's conventions, then watch it."""
+    global _worker
+    conventions = compile_set(sources)
+    if conventions.digest != digest:  # the same texts compile to the same set
+        raise RuntimeError(f"decoder conventions {conventions.digest} are not {digest}")
+    _worker = recognising(conventions)
+    _watch_parent(parent)
+
+
+def _decode_in_worker(job: DecodeJob) -> DecodedRows:
+    if _worker is None:
+        raise RuntimeError("a decoder process started without its conventions")
+    return decode_job(job, _worker)
+
+
 def _watch_parent(parent: int) -> None:
-    """Worker initializer: exit when the collector process is gone; GC tuned.
+    """Exit when the collector process is gone; GC tuned.
 
     A SIGKILLed collector cannot shut its pool down; without this its
     decoders would live on (holding its stdout open).
@@ -254,15 +304,16 @@ def default_workers() -> int:
 class Decoder:
     """Runs `decode_job` inline or in a pool of spawned processes."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, conventions: ConventionSet) -> None:
         self.workers = workers
+        self._inline = recognising(conventions)
         self._pool: Executor | None = None
         if workers > 0:
             self._pool = ProcessPoolExecutor(
                 max_workers=workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_watch_parent,
-                initargs=(os.getpid(),),
+                initializer=_start_worker,
+                initargs=(os.getpid(), conventions.sources, conventions.digest),
             )
 
     def warm_up(self) -> None:
@@ -275,11 +326,11 @@ class Decoder:
         if self._pool is None:
             future: Future[DecodedRows] = Future()
             try:
-                future.set_result(decode_job(job))
+                future.set_result(decode_job(job, self._inline))
             except Exception as exc:
                 future.set_exception(exc)
             return future
-        return self._pool.submit(decode_job, job)
+        return self._pool.submit(_decode_in_worker, job)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -18,11 +18,22 @@ FreshRuns = dict[str, list[RunRow]]  # trace id -> runs assembled from one reque
 
 
 def preassemble(
-    owner: str, by_trace: Mapping[str, Iterable[SpanFacts]], now: float, timers: Timers
+    owner: str,
+    by_trace: Mapping[str, Iterable[SpanFacts]],
+    now: float,
+    timers: Timers,
+    conventions_digest: str,
 ) -> FreshRuns:
     """Each trace's runs from this request's spans alone (decoder side)."""
     fresh: FreshRuns = {}
     for trace_id, members in by_trace.items():
-        runs = assemble_trace(trace_id, list(members), now, timers, keep_verdicts=False)
+        runs = assemble_trace(
+            trace_id,
+            list(members),
+            now,
+            timers,
+            keep_verdicts=False,
+            conventions_digest=conventions_digest,
+        )
         fresh[trace_id] = [run_row(owner, run, terminal_at(run, None, now), now) for run in runs]
     return fresh

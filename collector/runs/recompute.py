@@ -60,8 +60,10 @@ class RunRecomputer:
         jobs: JobSink,
         *,
         delay_s: float = 0.2,
+        conventions_digest: str | None = None,
     ) -> None:
         self._db = db
+        self._digest = conventions_digest  # what the stored spans were recognised under
         self._timers = timers
         self._clock = clock
         self._metrics = metrics
@@ -146,7 +148,12 @@ class RunRecomputer:
         for trace_id in trace_ids:
             began = time.monotonic()
             assembled[trace_id] = assemble_trace(
-                trace_id, facts[trace_id], now, self._timers, keep_verdicts=False
+                trace_id,
+                facts[trace_id],
+                now,
+                self._timers,
+                keep_verdicts=False,
+                conventions_digest=self._digest,
             )
             if len(facts[trace_id]) >= _LARGE_TRACE_SPANS:
                 took = time.monotonic() - began

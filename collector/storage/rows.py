@@ -93,6 +93,11 @@ class RunRow(NamedTuple):
     # A span from a grader key claims the run (docs/runs.md "Runs a grader
     # recorded"): its key and its screening are the grader's.
     grader_claim: bool
+    # CONVENTIONS.md section 6: `other` spans no convention recognised, the
+    # root excepted; and the conventions digest the run was classified under
+    # (section 4). Both null for runs stored before migration 0023.
+    unrecognised_spans: int | None
+    conventions_digest: str | None
 
 
 # Each run column's SQL kind (storage.tables turns them into types); nullability
@@ -133,6 +138,8 @@ RUN_KINDS: dict[str, str] = {
     "suite_name": "text",
     "suite_digest": "text",
     "grader_claim": "bool",
+    "unrecognised_spans": "int",
+    "conventions_digest": "word",
 }
 
 

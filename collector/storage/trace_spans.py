@@ -19,6 +19,8 @@ from collector.assembly import fact_keys as K
 from collector.assembly.facts import SpanFacts
 from collector.assembly.membership import aside_key, run_id_for
 from collector.assembly.runs import Run, Timers, assemble_trace
+from collector.assembly.verdicts import Verdict
+from collector.conventions import OTHER, RuleLabel
 from proto.view import resource_attributes, span_details
 
 # What run assembly reads of a stored span, in this order (SpanFacts' fields
@@ -109,17 +111,35 @@ def trace_spans(
                 resource=resource_attributes(r.resource or b""),
                 scope=r.scope_name,
                 details=span_details(r.encoded),
-                verdict=SpanVerdict(
-                    role=run.verdicts[r.span_id].role,
-                    rule=run.verdicts[r.span_id].rule,
-                    counted=run.verdicts[r.span_id].counted,
-                    reason=run.verdicts[r.span_id].reason or None,
-                    root=r.span_id == run.root_span_id,
-                    clock=run.verdicts[r.span_id].clock or None,
-                    ignored=ignored.get(r.span_id),
+                verdict=span_verdict(
+                    run.verdicts[r.span_id],
+                    r.span_id == run.root_span_id,
+                    ignored.get(r.span_id),
                 ),
             )
             for r in members[:max_spans]
         ],
         truncated,
+    )
+
+
+def span_verdict(
+    verdict: Verdict, root: bool, ignored: Mapping[str, str] | None = None
+) -> SpanVerdict:
+    """A verdict as the read API shows it, its rule label spelt out, and which
+    of its counts and costs were not taken (collector.assembly.facts)."""
+    label = RuleLabel.parse(verdict.rule)
+    return SpanVerdict(
+        role=verdict.role,
+        rule=verdict.rule,
+        counted=verdict.counted,
+        reason=verdict.reason or None,
+        root=root,
+        clock=verdict.clock or None,
+        convention=label.convention,
+        rule_role=label.rule_role,
+        rule_index=label.rule_index,
+        # CONVENTIONS.md section 4: the run's root is never unrecognised
+        unrecognised=label.unrecognised and verdict.role == OTHER and not root,
+        ignored=ignored,
     )

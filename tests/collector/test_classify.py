@@ -1,4 +1,5 @@
-"""docs/runs.md "How a span is classified": one test per convention and rule."""
+"""docs/runs.md "How a span is classified": one test per convention and rule,
+through the built-in convention files (collector/conventions/builtin)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from collector.assembly.classify import classify
+from collector.conventions import builtin_set
 
 CASES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("x", {"langfuse.observation.type": "tool"}, "tool", True),
@@ -79,7 +80,7 @@ CASES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("name", "attrs", "role", "counted"), CASES, ids=[f"{c[2]}-{i}" for i, c in enumerate(CASES)]
 )
 def test_classification(name: str, attrs: dict[str, Any], role: str, counted: bool) -> None:
-    verdict = classify(name, attrs)
+    verdict = builtin_set().recognizer.recognise(name, 1, 0, "", attrs, {})
     assert verdict.role == role, verdict
     assert verdict.counted is counted
-    assert verdict.rule
+    assert verdict.convention if role != "other" else verdict.label

@@ -1,4 +1,5 @@
-"""Build SpanFacts trees through the real ingest-time classification."""
+"""Build SpanFacts trees through the real ingest-time recognition (the
+built-in conventions) and facts."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from collector.assembly.facts import SpanFacts, resource_facts, span_facts
 from collector.assembly.runs import Run, Timers, assemble_trace
+from collector.conventions import ConventionSet, builtin_set
 from proto import WireEvent
 
 TRACE = "ab" * 16
@@ -21,6 +23,7 @@ EPOCH_NS = EPOCH_S * 10**9
 class Tree:
     spans: list[SpanFacts] = field(default_factory=list)
     _next: int = 1
+    conventions: ConventionSet = field(default_factory=builtin_set)
 
     def add(
         self,
@@ -38,13 +41,19 @@ class Tree:
         received_at: float = 100.0,
         grader: bool = False,
         events: tuple[WireEvent, ...] = (),
+        kind: int = 1,
+        scope: str = "",
     ) -> str:
         span_id = f"{self._next:016x}"
         self._next += 1
         lifted = list(events)
         if exception is not None:
             lifted.insert(0, WireEvent("exception", start, {"exception.type": exception}))
-        role, rule, facts = span_facts(name, attrs or {}, resource_facts(resource or {}), lifted)
+        attributes, resource = attrs or {}, resource or {}
+        found = self.conventions.recognizer.recognise(
+            name, kind, status, scope, attributes, resource
+        )
+        facts = span_facts(found, name, attributes, resource_facts(resource), lifted)
         self.spans.append(
             SpanFacts(
                 span_id,
@@ -57,8 +66,8 @@ class Tree:
                 flags,
                 EPOCH_S + received_at,
                 grader,
-                role,
-                rule,
+                found.role,
+                found.label,
                 facts,
             )
         )

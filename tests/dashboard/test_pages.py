@@ -3,6 +3,7 @@ through the OTel SDK exporter: each page shows what the read API says."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from selenium import webdriver
@@ -236,6 +237,11 @@ def test_the_run_page_shows_the_counted_tool_steps_and_with_the_key_the_trace(
         By.CSS_SELECTOR, "#trace li.span.counted[data-role='tool']"
     )
     assert len(counted_tools) == detail["steps"]
+    # each span names the convention file and rule that classified it
+    summary = counted_tools[0].find_element(By.CSS_SELECTOR, "details.more summary")
+    assert re.search(r"convention [a-z0-9.-]+, rule tool\[\d+\]", summary.text), summary.text
+    digest = browser.find_element(By.ID, "conventions-digest").text
+    assert digest == detail["conventions_digest"] and len(digest) == 16
     assert live.key not in browser.current_url
     assert live.key not in (browser.execute_script("return document.cookie") or "")
     no_page_errors_but_the_refused_key(browser)

@@ -152,6 +152,9 @@ def test_run_list_pages_newest_first_and_filters(collector: Collector) -> None:
     assert detail["steps"] == 1
     assert detail["tool_calls"][0]["name"] == "t0"
     assert detail["tool_calls"][0]["status"] == "unset"
+    # how its spans were recognised (CONVENTIONS.md sections 4 and 6)
+    assert detail["conventions_digest"] == collector.service.conventions.digest
+    assert detail["unrecognised_spans"] == 0
 
 
 def test_trace_read_needs_the_owners_key(collector: Collector) -> None:
@@ -171,7 +174,15 @@ def test_trace_read_needs_the_owners_key(collector: Collector) -> None:
     agent = root["children"][0]
     roles = sorted(c["classification"]["role"] for c in agent["children"])
     assert roles == ["llm", "tool"]
-    assert agent["classification"]["rule"] == "gen_ai.operation.name=invoke_agent"
+    how = agent["classification"]
+    assert (how["rule"], how["convention"], how["rule_role"], how["rule_index"]) == (
+        "genai:agent[0]",
+        "genai",
+        "agent",
+        0,
+    )
+    assert how["unrecognised"] is False
+    assert root["classification"]["unrecognised"] is False  # the root never is
     assert root["attributes"]["badge.task.id"] == "t"
 
 

@@ -88,6 +88,16 @@
     return parts.join(" · ");
   }
 
+  // Which convention file and rule classified the span (docs/conventions.md).
+  function decidedBy(how) {
+    if (how.rule_role) {
+      return "convention " + how.convention + ", rule " + how.rule_role + "[" + how.rule_index + "]";
+    }
+    if (how.unrecognised) { return "unrecognised: no convention knows this span"; }
+    if (how.convention) { return "convention " + how.convention + " knows it, no rule matched"; }
+    return "rule " + (how.rule || "none");
+  }
+
   function render(trace) {
     target.textContent = "";
     var rows = flatten(trace.spans || [], 0, []);
@@ -112,6 +122,7 @@
       label.appendChild(text("span", how.role || "other", "tag role"));
       var why = how.counted ? "counted" : (how.reason || "not counted");
       label.appendChild(text("span", why, "why"));
+      if (how.unrecognised) { label.appendChild(text("span", "unrecognised", "tag unrecognised")); }
       if (how.clock) { label.appendChild(text("span", "clock: " + how.clock, "tag clock")); }
       Object.keys(how.ignored || {}).forEach(function (key) {
         label.appendChild(text("span", "ignored: " + key + " (" + how.ignored[key] + ")", "tag ignored"));
@@ -126,7 +137,7 @@
       lane.appendChild(bar);
       item.appendChild(lane);
       var more = text("details", null, "more");
-      more.appendChild(text("summary", ms.toFixed(1) + " ms · rule " + (how.rule || "none") +
+      more.appendChild(text("summary", ms.toFixed(1) + " ms · " + decidedBy(how) +
         (facts(node.attributes) ? " · " + facts(node.attributes) : "")));
       more.appendChild(text("pre", JSON.stringify({
         status: node.status, attributes: node.attributes, events: node.events
