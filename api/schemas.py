@@ -197,7 +197,7 @@ class Trace(BaseModel):
         description="span tree: span_id, parent_span_id, name, kind, start, end, status, "
         "attributes, events, classification, children. `classification`: role, rule (the "
         "convention rule that decided, as `convention:role[index]`), convention, "
-        "rule_role, rule_index, unrecognised, counted, reason, root, clock"
+        "rule_role, rule_index, unrecognised, counted, reason, root, clock, ignored"
     )
     truncated: bool
 
