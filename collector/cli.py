@@ -30,7 +30,6 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--max-body-bytes": ("max_body_bytes", int),
     "--max-spans-per-request": ("max_spans_per_request", int),
     "--max-inflight-bytes": ("max_inflight_bytes", int),
-    "--max-inflight-bytes-per-owner": ("max_inflight_bytes_per_owner", int),
     "--max-connections": ("max_connections", int),
     "--header-timeout": ("header_timeout_s", float),
     "--body-timeout": ("body_timeout_s", float),

@@ -234,9 +234,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         decoder,
         max_body_bytes=settings.max_body_bytes,
         timers=timers,
-        budget=InflightBudget(
-            settings.max_inflight_bytes, metrics, settings.max_inflight_bytes_per_owner
-        ),
+        budget=InflightBudget(settings.max_inflight_bytes, metrics),
         max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )

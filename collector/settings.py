@@ -38,12 +38,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="request body limit")
     max_spans_per_request: int = Field(10_000, gt=0, description="spans in one request")
     max_inflight_bytes: int = Field(
-        32 * 1024 * 1024, gt=0, description="export bytes admitted but not yet answered"
-    )
-    max_inflight_bytes_per_owner: int = Field(
-        16 * 1024 * 1024,
+        32 * 1024 * 1024,
         gt=0,
-        description="the share of max_inflight_bytes one owner may hold: no key takes it all",
+        description="export bytes admitted but not yet answered, shared max-min fairly "
+        'among the owners that compete for them (docs/otlp.md "Overload")',
     )
     # The doors' own limits (docs/reliability.md "Slow and idle clients"): no
     # connection, stream or upload holds a thread, a descriptor or budget for
