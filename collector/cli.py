@@ -35,6 +35,8 @@ SERVE_FLAGS: dict[str, tuple[str, type]] = {
     "--body-timeout": ("body_timeout_s", float),
     "--idle-timeout": ("idle_timeout_s", float),
     "--grpc-max-concurrent-exports": ("grpc_max_concurrent_exports", int),
+    "--max-concurrent-reads": ("max_concurrent_reads", int),
+    "--max-waiting-reads": ("max_waiting_reads", int),
     "--queue-max-spans": ("queue_max_spans", int),
     "--span-retention-days": ("span_retention_days", float),
     "--retention-interval": ("retention_interval_s", float),

@@ -20,6 +20,7 @@ import uvicorn
 
 import proto
 from api.app import create_api
+from api.read_gate import ReadLimits
 from collector.agent_metrics import AgentGauges
 from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
 from collector.ingest.admission import InflightBudget
@@ -108,6 +109,13 @@ class Service:
             routes=[self.http.route()],
             host=s.host,
             allowed_hosts=s.allowed_hosts,
+            read_limits=ReadLimits(
+                slots=s.max_concurrent_reads,
+                line=s.max_waiting_reads,
+                refused=lambda keyed: self.metrics.reads_refused.labels(
+                    "keyed" if keyed else "keyless"
+                ).inc(),
+            ),
         )
         guard = ConnectionGuard(self.limits, self.metrics)
         config = uvicorn.Config(

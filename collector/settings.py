@@ -72,6 +72,20 @@ class Settings(BaseSettings):
         gt=0,
         description="gRPC exports received or in progress at once; past it UNAVAILABLE at once",
     )
+    # The read gate (api.read_gate, docs/api.md "Errors"): reads must not
+    # take the threads and interpreter ingest and health need (issue 39).
+    max_concurrent_reads: int = Field(
+        4,
+        gt=0,
+        description="read API and dashboard requests answered at once (health and the "
+        "OTLP door aside); keyless ones hold at most half",
+    )
+    max_waiting_reads: int = Field(
+        64,
+        ge=0,
+        description="requests that may wait up to 5 s for one of those; past it 503 + "
+        "Retry-After; keyless ones hold at most half",
+    )
     queue_max_spans: int = Field(200_000, gt=0, description="ingest queue bound")
     span_retention_days: float = Field(30.0, gt=0, description="older spans are deleted")
     retention_interval_s: float = Field(
