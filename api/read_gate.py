@@ -7,7 +7,14 @@ threads and the interpreter from ingest: another owner's exports fell from
 9.9 to 5.1 a second (p99 23 ms -> 2.9 s) and `/healthz` took 4.25 s
 (issue 39). So a bounded number of them run at once (`slots`); the rest
 wait in line, a bounded line and for a bounded time, then are refused with
-503 + `Retry-After` (docs/api.md "Errors").
+503 + `Retry-After` (docs/api.md "Errors"). The line is long on purpose: a
+waiting request costs nothing, while a reader that asks again at once after
+a 503 costs the event loop a request each time. With a line of 64, 200
+such readers drew 4,590 refusals a second and ingest fell to 61% of its
+rate; with 1,000, none was refused and it kept 91% (bench/read_flood.py,
+docs/sizing.md "Reads and ingest"). Two slots, not more: the reads share
+one interpreter, so a second keyless one at once added no reads a second
+(52 against 60) and made the exports' and health checks' p99 four times longer.
 
 Keyless requests come last: they may hold at most half of the slots and
 half of the line, and a freed slot goes to a caller with a key first. A key
@@ -51,8 +58,8 @@ class ReadLimits:
     each; keyless requests hold at most half of each (at least one slot).
     `refused(keyed)` is called for each request refused."""
 
-    slots: int = 4
-    line: int = 64
+    slots: int = 2
+    line: int = 512
     wait_s: float = 5.0
     refused: Callable[[bool], None] = lambda keyed: None
 

@@ -75,13 +75,13 @@ class Settings(BaseSettings):
     # The read gate (api.read_gate, docs/api.md "Errors"): reads must not
     # take the threads and interpreter ingest and health need (issue 39).
     max_concurrent_reads: int = Field(
-        4,
+        2,
         gt=0,
         description="read API and dashboard requests answered at once (health and the "
         "OTLP door aside); keyless ones hold at most half",
     )
     max_waiting_reads: int = Field(
-        64,
+        512,
         ge=0,
         description="requests that may wait up to 5 s for one of those; past it 503 + "
         "Retry-After; keyless ones hold at most half",
