@@ -89,9 +89,11 @@ def scenario(
 
 
 async def _past_the_slots_requests_wait_and_then_run_in_turn(app: Held, gate: ReadGate) -> None:
-    first, second = request(gate, "/a", "good"), request(gate, "/b", "good")
-    third = request(gate, "/c", "good")
-    await settle()
+    tasks = []
+    for path in ("/a", "/b", "/c"):  # one after the other: keys are checked on threads
+        tasks.append(request(gate, path, "good"))
+        await settle()
+    first, second, third = tasks
     assert app.running == ["/a", "/b"]  # two slots; the third waits
     app.finish("/a")
     await settle()
@@ -113,8 +115,10 @@ async def _keyless_reads_hold_half_the_slots_and_a_freed_slot_goes_to_a_key_firs
     await settle()
     assert app.running == ["/k0", "/k1"]  # half of 4 slots; /k2 waits
     made_up = request(gate, "/made-up", "not-a-key")  # counts as keyless: waits too
-    keyed = [request(gate, "/key0", "good"), request(gate, "/key1", "good")]
-    await settle()
+    keyed = []
+    for path in ("/key0", "/key1"):  # one after the other: keys are checked on threads
+        keyed.append(request(gate, path, "good"))
+        await settle()
     assert app.running == ["/k0", "/k1", "/key0", "/key1"]
     late_key = request(gate, "/key2", "good")
     await settle()
