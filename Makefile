@@ -57,10 +57,12 @@ demo: $(RUN_STAMP) ## screen the demo agent twice against `make run`'s collector
 
 bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not a test)
 	$(PY) bench/ingest.py
+	$(PY) bench/ingest.py --senders 16 --retry --naive
 	$(PY) bench/ingest.py --store postgresql --processes 1
 	$(PY) bench/ingest.py --store postgresql --processes 2
 	$(PY) bench/assembly.py
 	$(PY) bench/reads.py
+	$(PY) bench/read_flood.py --unbounded
 	$(PY) bench/certificates.py
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)

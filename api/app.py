@@ -22,6 +22,7 @@ from api.hosts import HostAllowList
 from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, WeightStore
 from api.problem_answers import problem_answered
 from api.problems import Problem
+from api.read_gate import DEFAULT_READ_LIMITS, ReadGate, ReadLimits
 from api.routes import agents, badges, loop, me, runs, screenings
 from api.routes import certificates as certificate_routes
 from api.routes import grades as grades_route
@@ -62,13 +63,15 @@ def create_api(
     routes: Sequence[BaseRoute] = (),
     host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
+    read_limits: ReadLimits = DEFAULT_READ_LIMITS,
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
     each have their own port (`weights`, `grades`, `plans`, `agent_writes`);
     badges and certificates read `certificate_reads`, and `certificates` signs. `host`
     (the bound address) and `allowed_hosts` are the `Host` names every
-    request must use, besides localhost (api.hosts).
+    request must use, besides localhost (api.hosts). `read_limits` bound the
+    requests answered at once, `routes` and health aside (api.read_gate).
     """
     app = FastAPI(
         title="badge-collector",
@@ -107,13 +110,18 @@ def create_api(
     app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")
 
     # The last added runs first: a foreign Host is refused before anything,
-    # then HEAD is served as a GET, then a NUL in the URL is refused.
+    # then HEAD is served as a GET, then a NUL in the URL is refused, then
+    # reads past the bound wait or are refused.
+    exempt = [path for route in routes if (path := getattr(route, "path", None))]
+    app.add_middleware(ReadGate, limits=read_limits, keys=keys, exempt=exempt)
     app.add_middleware(RefuseNul)
     app.add_middleware(HeadAsGet)
     app.add_middleware(HostAllowList, bound=host, allowed=tuple(allowed_hosts))
 
+    # async: answered on the event loop, never waiting for a thread that
+    # reads hold (api.read_gate, issue 39: 4.25 s under a flood of reads).
     @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok"}
 

@@ -2,12 +2,19 @@
 
     python bench/ingest.py [--requests 200] [--rounds 3] [--growing]
                            [--store sqlite|postgresql] [--processes N] [--database-url URL]
+                           [--senders 4] [--retry] [--naive]
 
 Starts real collector processes (N of them, sharing one database) on a fresh
-database per round, drives them with 4 concurrent senders of pre-encoded
-512-span requests (sender i talks to process i mod N), and measures from the
-first send to the last acknowledgement (an OK is only sent after commit, so
-that is the last durable span), then checks every span is stored.
+database per round, drives them with `--senders` concurrent senders of
+pre-encoded 512-span requests (sender i talks to process i mod N), and
+measures from the first send to the last acknowledgement (an OK is only
+sent after commit, so that is the last durable span), then checks every
+span is stored. A refused request fails the bench, unless `--retry`: then
+it is retried as the OpenTelemetry SDK exporters do (bench/support/
+sdk_retry.py), and the refusals are counted and printed. `--naive` runs the
+naive pipeline (bench/naive_pipeline.py) on the same requests before each
+round, and prints its median and the collector's ratio to it: the machine
+drifts, so only a ratio of one sitting says much.
 `--store postgresql` starts a throwaway cluster with PostgreSQL's durable
 defaults (fsync, synchronous_commit on) for the whole benchmark.
 `--growing` keeps one database for all rounds of a door (new spans each
@@ -21,6 +28,7 @@ more between hours, which the ratio to the first round cannot tell apart).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -28,14 +36,18 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
 from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import naive_pipeline  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
 from bench.support.postgres import PostgresCluster  # noqa: E402
+from bench.support.sdk_retry import export_like_sdk  # noqa: E402
 from bench.support.servers import (  # noqa: E402
     ExportRefused,
     OtlpClient,
@@ -44,13 +56,29 @@ from bench.support.servers import (  # noqa: E402
     start_server,
 )
 
-SENDERS = int(__import__("os").environ.get("BENCH_SENDERS", "4"))
+SENDERS = int(os.environ.get("BENCH_SENDERS", "4"))
 
 
-def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]) -> float:
+@dataclass
+class Drive:
+    """How one round's requests were answered."""
+
+    refusals: int = 0  # retryable refusals (--retry), each followed by a retry or a give-up
+    given_up: list[int] = field(default_factory=list)  # request indexes the SDK would drop
+    failures: list[str] = field(default_factory=list)
+
+
+def drive(
+    door: str,
+    servers: list[ServerProcess],
+    key: str,
+    bodies: list[bytes],
+    senders: int = SENDERS,
+    retry: bool = False,
+) -> tuple[float, Drive]:
     queue = list(range(len(bodies)))
     lock = threading.Lock()
-    failures: list[str] = []
+    result = Drive()
 
     def sender(server: ServerProcess) -> None:
         client = OtlpClient(server, key, timeout=60)
@@ -60,13 +88,21 @@ def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]
                     break
                 index = queue.pop()
             try:
-                client.export(bodies[index], door)
-            except ExportRefused as exc:
-                failures.append(str(exc))
+                if not retry:
+                    client.export(bodies[index], door)
+                    continue
+                outcome = export_like_sdk(client, bodies[index], door)
+                with lock:
+                    result.refusals += outcome.refusals
+                    if not outcome.delivered:
+                        result.given_up.append(index)
+            except (ExportRefused, grpc.RpcError) as exc:
+                with lock:
+                    result.failures.append(str(exc))
         client.close()
 
     threads = [
-        threading.Thread(target=sender, args=(servers[i % len(servers)],)) for i in range(SENDERS)
+        threading.Thread(target=sender, args=(servers[i % len(servers)],)) for i in range(senders)
     ]
     started = time.perf_counter()
     for thread in threads:
@@ -74,19 +110,25 @@ def drive(door: str, servers: list[ServerProcess], key: str, bodies: list[bytes]
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
-    if failures:
-        raise SystemExit(f"{len(failures)} requests failed: {failures[0]}")
-    return elapsed
+    if result.failures:
+        raise SystemExit(f"{len(result.failures)} requests failed: {result.failures[0]}")
+    return elapsed, result
 
 
 def one_round(
-    door: str, bodies: list[bytes], database_url: str, processes: int, stored_before: int = 0
+    door: str,
+    bodies: list[bytes],
+    database_url: str,
+    processes: int,
+    stored_before: int = 0,
+    senders: int = SENDERS,
+    retry: bool = False,
 ) -> float:
     cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
     servers = [start_server(database_url) for _ in range(processes)]
     try:
-        elapsed = drive(door, servers, key.strip(), bodies)
+        elapsed, result = drive(door, servers, key.strip(), bodies, senders, retry)
     finally:
         for server in servers:
             server.stop()
@@ -94,9 +136,15 @@ def one_round(
     with engine.connect() as conn:
         stored = conn.execute(text("SELECT count(*) FROM spans")).scalar_one()
     engine.dispose()
-    spans = len(bodies) * 512
+    spans = (len(bodies) - len(result.given_up)) * 512
+    if retry:
+        print(
+            f"  OTLP/{door.upper():4} {len(bodies)} requests: {result.refusals} refusals "
+            f"retried, {len(result.given_up)} given up after the SDK's retries",
+            flush=True,
+        )
     if stored != stored_before + spans:
-        raise SystemExit(f"stored {stored - stored_before} spans, sent {spans}")
+        raise SystemExit(f"stored {stored - stored_before} spans, acknowledged {spans}")
     return spans / elapsed
 
 
@@ -154,14 +202,25 @@ def main() -> None:
     parser.add_argument(
         "--paired", action="store_true", help="--growing: each round again into an empty database"
     )
+    parser.add_argument("--senders", type=int, default=SENDERS, help="concurrent exporters")
+    parser.add_argument(
+        "--retry", action="store_true", help="retry refusals as the OTel SDK exporters do"
+    )
+    parser.add_argument(
+        "--naive", action="store_true", help="the naive pipeline before each round, and the ratio"
+    )
     args = parser.parse_args()
     if args.paired and (args.database_url or not args.growing):
         parser.error("--paired needs --growing and a store of its own (no --database-url)")
+    if args.naive and args.growing:
+        parser.error("--naive compares empty stores: not with --growing")
     bodies = build_requests(args.requests)
     store = args.database_url.split(":")[0] if args.database_url else args.store
     print(
         f"{store}, {args.processes} collector process(es): {args.requests} requests x 512 "
-        f"spans, {len(bodies[0]) / 512:.0f} B/span, {SENDERS} senders, {args.rounds} rounds"
+        f"spans, {len(bodies[0]) / 512:.0f} B/span, {args.senders} senders"
+        f"{' retrying as the SDK' if args.retry else ''}, {args.rounds} rounds",
+        flush=True,
     )
     with ExitStack() as stack:
         cluster = None
@@ -169,16 +228,38 @@ def main() -> None:
             cluster = stack.enter_context(PostgresCluster(durable=True))
         databases = fresh_databases(args.store, args.database_url, stack, cluster)
         references = fresh_databases(args.store, None, stack, cluster) if args.paired else None
-        for door in args.doors.split(","):
-            if args.growing:
+        doors = args.doors.split(",")
+        if args.growing:
+            for door in doors:
                 growing(door, args, databases(), references)
-                continue
-            rates = [
-                one_round(door, bodies, databases(), args.processes) for _ in range(args.rounds)
-            ]
+            return
+        # Round by round, the naive pipeline and each door in turn: as close
+        # in time as the machine allows, so that their ratio holds.
+        naive: list[float] = []
+        rates: dict[str, list[float]] = {door: [] for door in doors}
+        for _ in range(args.rounds):
+            if args.naive:
+                naive.extend(naive_pipeline.rates(bodies, 1))
+                print(f"  naive pipeline {naive[-1]:,.0f} spans/s", flush=True)
+            for door in doors:
+                rate = one_round(
+                    door, bodies, databases(), args.processes, 0, args.senders, args.retry
+                )
+                rates[door].append(rate)
+                print(f"  OTLP/{door.upper():4} {rate:,.0f} spans/s", flush=True)
+        if naive:
             print(
-                f"OTLP/{door.upper():4} durable spans/s: median {statistics.median(rates):,.0f} "
-                f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+                f"naive pipeline: median {statistics.median(naive):,.0f} spans/s "
+                f"(runs: {', '.join(f'{r:,.0f}' for r in naive)})"
+            )
+        for door in doors:
+            median = statistics.median(rates[door])
+            ratio = ""
+            if naive:
+                ratio = f"; {median / statistics.median(naive):.2f}x the naive pipeline"
+            print(
+                f"OTLP/{door.upper():4} durable spans/s: median {median:,.0f} "
+                f"(runs: {', '.join(f'{r:,.0f}' for r in rates[door])}){ratio}"
             )
 
 
@@ -195,14 +276,18 @@ def growing(
     paired: list[float] = []
     for index in range(args.rounds):  # built per round: 5M spans of requests are ~5 GB
         bodies = build_requests(args.requests, seed=100 + index)
-        rates.append(one_round(door, bodies, database_url, args.processes, stored))
+        rates.append(
+            one_round(door, bodies, database_url, args.processes, stored, args.senders, args.retry)
+        )
         stored += len(bodies) * 512
         line = (
             f"OTLP/{door.upper():4} durable spans/s: {rates[-1]:,.0f} with {stored:,} spans "
             f"stored ({rates[-1] / rates[0]:.0%} of the first round)"
         )
         if references is not None:
-            empty = one_round(door, bodies, references(), args.processes)
+            empty = one_round(
+                door, bodies, references(), args.processes, 0, args.senders, args.retry
+            )
             paired.append(rates[-1] / empty)
             line += f"; {empty:,.0f} into an empty store just after ({paired[-1]:.0%})"
         print(line, flush=True)

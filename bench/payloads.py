@@ -22,7 +22,7 @@ def _kv(key: str, value: object) -> KeyValue:
     return KeyValue(key=key, value=AnyValue(string_value=str(value)))
 
 
-def _trace_spans(rnd: random.Random, base_ns: int) -> list[Span]:
+def run_spans(rnd: random.Random, base_ns: int) -> list[Span]:
     """One run: root > invoke_agent > (chat, execute_tool) x 3 + final chat = 9 spans."""
     trace_id = os.urandom(16)
     root_id, agent_id = os.urandom(8), os.urandom(8)
@@ -129,6 +129,6 @@ def build_requests(count: int, spans_per_request: int = 512, seed: int = 7) -> l
         scope.scope.name = "bench"
         while len(scope.spans) < spans_per_request:
             base += 50_000  # 50 us: a round never reaches into the next one
-            scope.spans.extend(_trace_spans(rnd, base)[: spans_per_request - len(scope.spans)])
+            scope.spans.extend(run_spans(rnd, base)[: spans_per_request - len(scope.spans)])
         bodies.append(request.SerializeToString())
     return bodies

@@ -131,7 +131,7 @@ def round_of(url: str, key: str, count: int, seed: int, *flags: str) -> tuple[fl
     bodies = build_requests(count // PER_REQUEST, seed=seed)
     server = start_server(url, *flags)
     try:
-        elapsed = drive("grpc", [server], key, bodies)
+        elapsed, _ = drive("grpc", [server], key, bodies)
         time.sleep(3)  # the last sweeps: retention steps behind the exports
     finally:
         server.stop()

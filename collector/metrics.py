@@ -46,6 +46,14 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        # The read gate (api.read_gate): reads past the bound, by caller class.
+        self.reads_refused = Counter(
+            "badge_read_requests_refused",
+            "Read API and dashboard requests refused with 503 past BADGE_MAX_CONCURRENT_READS "
+            "and its line; by caller: keyed or keyless",
+            ["caller"],
+            registry=r,
+        )
         self.grpc_exports_in_progress = Gauge(
             "badge_grpc_exports_in_progress",
             "gRPC Export calls holding a slot (BADGE_GRPC_MAX_CONCURRENT_EXPORTS)",

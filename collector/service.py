@@ -20,6 +20,7 @@ import uvicorn
 
 import proto
 from api.app import create_api
+from api.read_gate import ReadLimits
 from collector.agent_metrics import AgentGauges
 from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
 from collector.conventions import ConventionSet, load_active
@@ -105,6 +106,13 @@ class Service:
             routes=self.http.routes(),
             host=s.host,
             allowed_hosts=s.allowed_hosts,
+            read_limits=ReadLimits(
+                slots=s.max_concurrent_reads,
+                line=s.max_waiting_reads,
+                refused=lambda keyed: self.metrics.reads_refused.labels(
+                    "keyed" if keyed else "keyless"
+                ).inc(),
+            ),
         )
         guard = ConnectionGuard(self.limits, self.metrics)
         config = uvicorn.Config(
@@ -244,9 +252,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         decoder,
         max_body_bytes=settings.max_body_bytes,
         timers=timers,
-        budget=InflightBudget(
-            settings.max_inflight_bytes, metrics, settings.max_inflight_bytes_per_owner
-        ),
+        budget=InflightBudget(settings.max_inflight_bytes, metrics),
         max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )

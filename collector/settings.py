@@ -38,12 +38,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="request body limit")
     max_spans_per_request: int = Field(10_000, gt=0, description="spans in one request")
     max_inflight_bytes: int = Field(
-        32 * 1024 * 1024, gt=0, description="export bytes admitted but not yet answered"
-    )
-    max_inflight_bytes_per_owner: int = Field(
-        16 * 1024 * 1024,
+        32 * 1024 * 1024,
         gt=0,
-        description="the share of max_inflight_bytes one owner may hold: no key takes it all",
+        description="export bytes admitted but not yet answered, shared max-min fairly "
+        'among the owners that compete for them (docs/otlp.md "Overload")',
     )
     # The doors' own limits (docs/reliability.md "Slow and idle clients"): no
     # connection, stream or upload holds a thread, a descriptor or budget for
@@ -73,6 +71,20 @@ class Settings(BaseSettings):
         32,
         gt=0,
         description="gRPC exports received or in progress at once; past it UNAVAILABLE at once",
+    )
+    # The read gate (api.read_gate, docs/api.md "Errors"): reads must not
+    # take the threads and interpreter ingest and health need (issue 39).
+    max_concurrent_reads: int = Field(
+        2,
+        gt=0,
+        description="read API and dashboard requests answered at once (health and the "
+        "OTLP door aside); keyless ones hold at most half",
+    )
+    max_waiting_reads: int = Field(
+        512,
+        ge=0,
+        description="requests that may wait up to 5 s for one of those; past it 503 + "
+        "Retry-After; keyless ones hold at most half",
     )
     queue_max_spans: int = Field(200_000, gt=0, description="ingest queue bound")
     span_retention_days: float = Field(30.0, gt=0, description="older spans are deleted")

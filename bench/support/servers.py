@@ -122,6 +122,11 @@ def _drain(proc: subprocess.Popen[str], output: list[str]) -> None:
 class ExportRefused(Exception):
     """OTLP/HTTP answered an export with something other than 200."""
 
+    def __init__(self, message: str, status: int = 0, retry_after: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after  # the Retry-After header, if any
+
 
 class OtlpClient:
     """Pre-encoded protobuf exports to a server process, through either door.
@@ -153,7 +158,11 @@ class OtlpClient:
                 self._http.close()
                 raise
             if reply.status != 200:
-                raise ExportRefused(f"{reply.status}: {answer.decode(errors='replace')}")
+                raise ExportRefused(
+                    f"{reply.status}: {answer.decode(errors='replace')}",
+                    reply.status,
+                    reply.getheader("retry-after"),
+                )
         else:
             self._export(body, metadata=[("authorization", self._auth)], timeout=self._timeout)
 

@@ -67,8 +67,8 @@ class Ingest:
 
     def admit(self, principal: Principal, nbytes: int) -> Reservation:
         """Reserve room for the `nbytes` of a request already in hand, after
-        its key was checked; Overloaded at once past the in-flight bound or
-        the owner's share of it (collector.ingest.admission)."""
+        its key was checked; Overloaded at once when the in-flight budget
+        has no room for it (collector.ingest.admission)."""
         reservation = self._budget.reserve(principal.owner)
         reservation.grow_to(nbytes)
         return reservation

@@ -108,14 +108,16 @@ class HttpDoor:
 
     async def _read_body(self, request: Request, admitted: Reservation) -> bytes:
         """The body, holding room for it as it arrives: a stalled upload holds
-        what it sent, not what it declared (503 as soon as the budget, or
-        this owner's share of it, cannot hold the next chunk)."""
+        what it sent, not what it declared (503 as soon as the budget cannot
+        hold the next chunk, or this owner's bodies still arriving would hold
+        more than half of it: collector.ingest.admission)."""
         chunks = bytearray()
         async for chunk in request.stream():
             chunks += chunk
             if len(chunks) > self._max:
                 raise PayloadTooLarge(f"body exceeds {self._max} bytes")
-            admitted.grow_to(len(chunks))
+            admitted.grow_to(len(chunks), arriving=True)
+        admitted.arrived()
         return bytes(chunks)
 
 

@@ -159,7 +159,12 @@
         document.getElementById("error-class").textContent = run.error_class;
         var texts = document.getElementById("grade-texts");
         if (!run.grade || !texts) { return; }
-        document.getElementById("grade-error-class").textContent = run.grade.error_class || "–";
+        // A grade without its own error class shows the evidence's (data-follows),
+        // which may have loaded first: only the grade's own class replaces it.
+        var gradeClass = document.getElementById("grade-error-class");
+        if (run.grade.error_class || !gradeClass.hasAttribute("data-follows")) {
+          gradeClass.textContent = run.grade.error_class || "–";
+        }
         texts.textContent = "";
         [["Expected", run.grade.expected_output], ["Output", run.grade.output]].forEach(function (pair) {
           if (pair[1]) { texts.appendChild(text("h3", pair[0])); texts.appendChild(text("pre", pair[1], "text")); }
