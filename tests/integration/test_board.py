@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
 from bench.support.servers import cli
 from tests.integration.harness import Collector, running_collector, wait_for
@@ -142,13 +144,10 @@ def every_agent(c: Collector) -> dict[str, dict[str, Any]]:
 def test_a_request_bringing_more_new_agents_than_a_commit_enters_whole_lists_them_all(
     tmp_path: Path, database_url: str
 ) -> None:
-    """Issue 42 item 4, past ENTER_PER_COMMIT (200) new agents in one commit:
-    the rest were left to the next sweep (an hour here). Each is listed with
-    the headline figures its runs give; the radar follows at the sweep."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
+    """Issue 42 item 4, past ENTER_PER_COMMIT new agents in one commit: the
+    rest were left to the next sweep (an hour here). Each is listed with the
+    headline figures its runs give; the radar follows at the sweep. (230: more
+    than the 200 entered whole before, which alone held the commit ~1.3 s.)"""
     with running_collector(tmp_path, database_url=database_url, sweep_interval_s=3600.0) as c:
         message = ExportTraceServiceRequest()
         for n in range(230):
@@ -160,13 +159,12 @@ def test_a_request_bringing_more_new_agents_than_a_commit_enters_whole_lists_the
         )
         listed = every_agent(c)
         assert len(listed) == 230
-        for name in ("fleet-000", "fleet-229"):  # entered whole, and past the 200
-            stats = get(c, f"/agents/{listed[name]['id']}/stats")
-            assert listed[name]["total_runs"] == 1
-            assert listed[name]["composite_score"] == stats["composite_score"] is not None
-            assert listed[name]["last_run_at"] is not None
+        radar = dict(c.query("SELECT agent_id, radar_runs FROM agent_board"))
+        whole = next(a for a in listed.values() if radar[a["id"]] == 1)
+        headline = next(a for a in listed.values() if radar[a["id"]] == 0)
+        for agent in (whole, headline):  # entered whole, and with headline figures
+            stats = get(c, f"/agents/{agent['id']}/stats")
+            assert agent["total_runs"] == 1 and agent["last_run_at"] is not None
+            assert agent["composite_score"] == stats["composite_score"] is not None
         c.settle()  # the sweep: every figure refreshed, the radar included
-        [radar_runs] = c.query(
-            "SELECT radar_runs FROM agent_board WHERE agent_id = ?", listed["fleet-229"]["id"]
-        )[0]
-        assert radar_runs == 1
+        assert set(dict(c.query("SELECT agent_id, radar_runs FROM agent_board")).values()) == {1}
