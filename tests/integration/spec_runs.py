@@ -139,7 +139,8 @@ def signed_collector(tmp_path: Path, database_url: str) -> Iterator[Collector]:
 
 def get(c: Collector, path: str, key: str | None = None, **params: Any) -> Any:
     headers = {"authorization": f"Bearer {key}"} if key else {}
-    return c.http.get(f"{c.http_url}{path}", params=params, headers=headers)
+    # params=None, not {}: httpx drops a query already in `path` for an empty dict
+    return c.http.get(f"{c.http_url}{path}", params=params or None, headers=headers)
 
 
 def keys_of(c: Collector) -> Any:
