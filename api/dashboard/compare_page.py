@@ -27,7 +27,9 @@ from scoring import policy
 router = APIRouter(include_in_schema=False)
 PICKED_SCREENINGS = 100  # the newest screenings the picker offers
 Name = Annotated[str | None, Query(max_length=500)]
-Screening = Annotated[str | None, Query(max_length=64)]
+# Any id a run's root named, as the API's compare takes it (SCREEN.md's 64
+# characters bound only the ids `screen` makes; the screening page links here).
+Screening = Annotated[str | None, Query()]
 
 
 @router.get("/agents/{agent_id}/compare", response_class=HTMLResponse)

@@ -23,7 +23,6 @@ ENVELOPE: dict[int | str, dict[str, Any]] = {
     ),
     503: error("no signing key configured, or the database is unreachable"),
 }
-ScreeningId = Annotated[str, Path(max_length=64)]
 
 
 def _envelope(body: bytes) -> Response:
@@ -45,12 +44,12 @@ def run_certificate(
 
 
 @router.get(
-    "/api/v1/screenings/{screening_id}/certificate",
+    "/api/v1/screenings/{screening_id:path}/certificate",
     responses={**ENVELOPE, 404: error("unknown screening")},
     response_class=Response,
 )
 def screening_certificate(
-    screening_id: ScreeningId,
+    screening_id: str,
     store: StoreDep,
     reads: CertificateReadsDep,
     desk: DeskDep,
@@ -58,7 +57,9 @@ def screening_certificate(
         str | None, Query(description="whose screening, when several agents share its id")
     ] = None,
 ) -> Response:
-    """The screening's certificate: its suite, scores and its runs' certificates by digest."""
+    """The screening's certificate: its suite, scores and its runs' certificates by digest.
+    The id is any a run's root named, percent-encoded (`/` as `%2F`), as the
+    screening view takes it."""
     certificate = views.screening_certificate(store, reads, desk, screening_id, agent_id)
     return _envelope(certificate.envelope)
 

@@ -60,9 +60,10 @@ def cut(name: str) -> str:
 
 
 def colour(composite: float) -> str:
-    """By the composite as the badge shows it (one decimal): 89.96 reads 90.0, green."""
-    shown = round(composite, 1)
-    return next((hex_ for floor, hex_ in COLOURS if shown >= floor), LOWEST)
+    """By the composite itself (CERTS.md section 5), not as the badge rounds it:
+    89.96 reads 90.0 and is yellow-green, as a reader holding the composite
+    from /stats or the score certificate computes it."""
+    return next((hex_ for floor, hex_ in COLOURS if composite >= floor), LOWEST)
 
 
 def badge_of(info: BadgeInfo | None) -> Badge:

@@ -48,6 +48,24 @@ def json_ready(value: Any) -> Any:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
+def attribute_json(value: Any) -> Any:
+    """A span attribute's value as the spans digest lists it (CERTS.md section
+    2): integers as JSON numbers when |n| < 2^53, else decimal strings, and
+    every double a JSON number, whole or not (1e16 is RFC 8785's
+    `10000000000000000`, as the trace view's `1e+16` canonicalises), unlike
+    `json_ready`, which turns such a double into a string for the statement's
+    own fields. A verifier that parses the list with doubles for numbers
+    recanonicalises it to the same bytes; a non-finite double arrives here
+    already named by proto.view, and is named here too if not."""
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): attribute_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [attribute_json(item) for item in value]
+    return json_ready(value)
+
+
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 bytes of a value already `json_ready`."""
     return rfc8785.dumps(value)

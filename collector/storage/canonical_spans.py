@@ -4,9 +4,10 @@ The flat list of the run's spans ordered by span id, each
 `{span_id, parent_span_id, name, kind, start_ns, end_ns, status_code,
 attributes}` with the times as decimal strings and the attributes as the
 trace view shows them (proto.view: bytes as `{"bytesValue": base64}`, a
-non-finite double by name), integers past 2^53 as decimal strings
-(collector.certificates.canonical). The run's members are found as the
-trace view finds them: by re-running assembly over the trace's spans.
+non-finite double by name), integers past 2^53 as decimal strings and every
+finite double a JSON number (collector.certificates.canonical.attribute_json).
+The run's members are found as the trace view finds them: by re-running
+assembly over the trace's spans.
 `GET /runs/{id}/trace?canonical=true` answers these very bytes.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 from api.certificate_ports import CanonicalSpans, KeyRef
 from api.ports import RunInfo
 from collector.assembly.runs import Timers, assemble_trace
-from collector.certificates.canonical import canonical_json, json_ready, sha256_hex
+from collector.certificates.canonical import attribute_json, canonical_json, sha256_hex
 from collector.storage.session import SqlSession
 from collector.storage.trace_spans import FACT_COLUMNS, fact_values, stored_as, to_span_facts
 from proto.view import span_attributes
@@ -54,7 +55,7 @@ def _canonical(row: Any) -> dict[str, Any]:
         "start_ns": str(row.start_ns),
         "end_ns": str(row.end_ns),
         "status_code": int(row.status_code),
-        "attributes": json_ready(span_attributes(row.encoded)),
+        "attributes": attribute_json(span_attributes(row.encoded)),
     }
 
 

@@ -10,7 +10,7 @@ status, cost source, outcome and task, never per time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -53,10 +53,15 @@ def unkey(text: str) -> str | None:
     return None if text == "" else text[1:]
 
 
-def _part(table: Table, agent_id: str | None, where: RunFilter) -> Select[Any]:
+Agents = str | Sequence[str] | None  # one agent, these agents, or every agent
+
+
+def _part(table: Table, agent_id: Agents, where: RunFilter) -> Select[Any]:
     query = select(*(table.c[name] for name in TOTALS_KEY_COLUMNS + TOTALS_SUM_COLUMNS))
-    if agent_id is not None:
+    if isinstance(agent_id, str):
         query = query.where(table.c.agent_id == agent_id)
+    elif agent_id is not None:
+        query = query.where(table.c.agent_id.in_(list(agent_id)))
     if where.null_version:
         query = query.where(table.c.version_key == "")
     elif where.version is not None:
@@ -64,7 +69,7 @@ def _part(table: Table, agent_id: str | None, where: RunFilter) -> Select[Any]:
     return query
 
 
-def kept(agent_id: str | None, where: RunFilter) -> Any:
+def kept(agent_id: Agents, where: RunFilter) -> Any:
     """Folded sums and pending changes together, as one row source."""
     return union_all(
         _part(run_totals, agent_id, where), _part(run_deltas, agent_id, where)
@@ -87,9 +92,7 @@ def _sums(k: Any) -> tuple[Any, ...]:
     )
 
 
-def totals_rows(
-    conn: Connection, agent_id: str | None, where: RunFilter
-) -> Iterable[tuple[Any, ...]]:
+def totals_rows(conn: Connection, agent_id: Agents, where: RunFilter) -> Iterable[tuple[Any, ...]]:
     """(agent, status, cost source, count, successes, latency sum, latency
     count, cost sum) per agent, status and cost source."""
     k = kept(agent_id, where)
@@ -102,9 +105,7 @@ def totals_rows(
         yield (agent, status, (source or None), *sums)
 
 
-def graded_rows(
-    conn: Connection, agent_id: str | None, where: RunFilter
-) -> Iterable[tuple[str, int]]:
+def graded_rows(conn: Connection, agent_id: Agents, where: RunFilter) -> Iterable[tuple[str, int]]:
     """(agent, completed runs graded)."""
     k = kept(agent_id, where)
     query = (
@@ -160,9 +161,9 @@ def version_rows(conn: Connection, agent_id: str) -> Iterable[tuple[Any, ...]]:
 
 
 def agent_rows(
-    conn: Connection, agent_id: str | None = None
+    conn: Connection, agent_id: Agents = None
 ) -> dict[str, tuple[int, int | None, bool]]:
-    """agent -> (runs, last started, listed), for every agent or one."""
+    """agent -> (runs, last started, listed), for every agent, one or these."""
     k = kept(agent_id, RunFilter())
     query = select(
         k.c.agent_id, _count(k.c.runs), func.max(k.c.last_started), _count(k.c.listed)

@@ -67,7 +67,7 @@ def test_a_long_name_is_cut_to_32_characters_dots_included_and_the_title_keeps_i
     [
         (100.0, "#4c1"),
         (90.0, "#4c1"),
-        (89.96, "#4c1"),  # shown as 90.0
+        (89.96, "#97ca00"),  # shown as 90.0, but the composite is below 90
         (89.9, "#97ca00"),
         (75.0, "#97ca00"),
         (74.9, "#dfb317"),

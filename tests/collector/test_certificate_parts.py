@@ -12,7 +12,7 @@ import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.certificates.canonical import canonical_json, json_ready
+from collector.certificates.canonical import attribute_json, canonical_json, json_ready
 from collector.certificates.dsse import pae
 from collector.certificates.keys import from_pem, generate, kid_of, to_pem
 from collector.certificates.statements import (
@@ -97,3 +97,18 @@ def test_a_key_id_is_16_hex_of_the_raw_public_keys_sha256_and_pem_keeps_the_key(
     assert key.kid == kid_of(key.public_raw) == hashlib.sha256(key.public_raw).hexdigest()[:16]
     assert to_pem(key).startswith(b"-----BEGIN PRIVATE KEY-----")
     assert from_pem(to_pem(key)).public_raw == key.public_raw
+
+
+def test_the_spans_digest_keeps_every_finite_double_a_number_and_big_integers_strings() -> None:
+    # CERTS.md section 2: floats as JSON, integers as strings from 2^53 on
+    attributes = {"f": 1e16, "g": 2.5e21, "i": 2**53, "n": [3, 2**60, 1e17], "x": math.inf}
+    assert attribute_json(attributes) == {
+        "f": 1e16,
+        "g": 2.5e21,
+        "i": "9007199254740992",
+        "n": [3, "1152921504606846976", 1e17],
+        "x": "Infinity",
+    }
+    data = canonical_json(attribute_json(attributes))
+    assert data.startswith(b'{"f":10000000000000000,"g":2.5e+21,')
+    assert rfc8785.dumps(json.loads(data, parse_int=float)) == data

@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
 from bench.support.servers import cli
 from tests.integration.harness import Collector, running_collector, wait_for
@@ -126,3 +128,43 @@ def test_an_agent_is_listed_as_soon_as_its_runs_are_visible_whatever_the_sweeper
 
 def ids(c: Collector) -> dict[str, str]:
     return {str(name): str(ident) for ident, name in c.query("SELECT id, name FROM agents")}
+
+
+def every_agent(c: Collector) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    cursor = None
+    while True:
+        page = get(c, "/agents", page_size=500, **({"cursor": cursor} if cursor else {}))
+        found.update((a["name"], a) for a in page["items"])
+        cursor = page["next_cursor"]
+        if not cursor:
+            return found
+
+
+def test_a_request_bringing_more_new_agents_than_a_commit_enters_whole_lists_them_all(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Issue 42 item 4, past ENTER_PER_COMMIT new agents in one commit: the
+    rest were left to the next sweep (an hour here). Each is listed with the
+    headline figures its runs give; the radar follows at the sweep. (230: more
+    than the 200 entered whole before, which alone held the commit ~1.3 s.)"""
+    with running_collector(tmp_path, database_url=database_url, sweep_interval_s=3600.0) as c:
+        message = ExportTraceServiceRequest()
+        for n in range(230):
+            one = agent_run("t1", service=f"fleet-{n:03d}", success=n % 2 == 0, tools=0)
+            message.resource_spans.extend(one.resource_spans)
+        assert c.post(message.SerializeToString()).status_code == 200
+        wait_for(
+            lambda: c.query("SELECT count(*) FROM runs WHERE status = 'completed'")[0][0] == 230
+        )
+        listed = every_agent(c)
+        assert len(listed) == 230
+        radar = dict(c.query("SELECT agent_id, radar_runs FROM agent_board"))
+        whole = next(a for a in listed.values() if radar[a["id"]] == 1)
+        headline = next(a for a in listed.values() if radar[a["id"]] == 0)
+        for agent in (whole, headline):  # entered whole, and with headline figures
+            stats = get(c, f"/agents/{agent['id']}/stats")
+            assert agent["total_runs"] == 1 and agent["last_run_at"] is not None
+            assert agent["composite_score"] == stats["composite_score"] is not None
+        c.settle()  # the sweep: every figure refreshed, the radar included
+        assert set(dict(c.query("SELECT agent_id, radar_runs FROM agent_board")).values()) == {1}
