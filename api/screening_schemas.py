@@ -122,7 +122,7 @@ class PlanBody(BaseModel):
     rounds: Annotated[StrictInt, Field(ge=1, le=100), BeforeValidator(_whole)]
     tasks: Annotated[
         list[Annotated[StrictStr, Field(min_length=1, max_length=256)]],
-        Field(min_length=1, max_length=10_000),
+        Field(min_length=1, max_length=10_000, json_schema_extra={"uniqueItems": True}),
         AfterValidator(_unique),
     ] = Field(description="the suite's task ids, each once")
     resume: StrictBool = Field(
