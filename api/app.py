@@ -20,7 +20,7 @@ from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
 from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, WeightStore
-from api.problem_answers import problem_answered
+from api.problem_answers import StoreFault, StoreFaults, problem_answered
 from api.problems import Problem
 from api.routes import agents, badges, loop, me, runs, screenings
 from api.routes import certificates as certificate_routes
@@ -62,13 +62,18 @@ def create_api(
     routes: Sequence[BaseRoute] = (),
     host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
+    store_fault: StoreFault = lambda exc: None,
+    readiness: Callable[[], str | None] | None = None,
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
     each have their own port (`weights`, `grades`, `plans`, `agent_writes`);
     badges and certificates read `certificate_reads`, and `certificates` signs. `host`
     (the bound address) and `allowed_hosts` are the `Host` names every
-    request must use, besides localhost (api.hosts).
+    request must use, besides localhost (api.hosts). `store_fault` says which
+    exceptions mean a store cannot answer now, as the problem to answer
+    instead (api.problem_answers.StoreFaults); `readiness` why the server
+    should get no traffic now, or None (by default: whether `reads` is ready).
     """
     app = FastAPI(
         title="badge-collector",
@@ -107,7 +112,9 @@ def create_api(
     app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")
 
     # The last added runs first: a foreign Host is refused before anything,
-    # then HEAD is served as a GET, then a NUL in the URL is refused.
+    # then HEAD is served as a GET, then a NUL in the URL is refused; a
+    # store's failure under any route is answered as a problem.
+    app.add_middleware(StoreFaults, fault=store_fault)
     app.add_middleware(RefuseNul)
     app.add_middleware(HeadAsGet)
     app.add_middleware(HostAllowList, bound=host, allowed=tuple(allowed_hosts))
@@ -117,12 +124,23 @@ def create_api(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], responses={503: {"description": "database down"}})
+    def default_readiness() -> str | None:
+        return None if reads.ready() else "the database is unreachable"
+
+    unready = readiness or default_readiness
+
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        responses={503: {"description": "the database cannot be written, or nothing can decode"}},
+    )
     def readyz() -> Response:
-        """The database is reachable."""
-        if reads.ready():
+        """The collector can take exports: its database answers and can be
+        written, and a decoder process can decode."""
+        reason = unready()
+        if reason is None:
             return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "database unreachable"}, 503)
+        return JSONResponse({"status": reason}, 503)
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def prometheus() -> Response:

@@ -108,6 +108,8 @@ class Service:
             routes=[self.http.route()],
             host=s.host,
             allowed_hosts=s.allowed_hosts,
+            store_fault=self.db.health.problem,
+            readiness=self.readiness,
         )
         guard = ConnectionGuard(self.limits, self.metrics)
         config = uvicorn.Config(
@@ -132,6 +134,17 @@ class Service:
         self._http_thread.start()
         while not server.started and self._http_thread.is_alive():
             time.sleep(0.01)
+
+    def readiness(self) -> str | None:
+        """Why this collector should get no exports now (/readyz 503), or None.
+
+        Not while its database cannot be written (storage.health: from the
+        first failure until the batch writer's probe commits)."""
+        if self.db.health.down:
+            return "the database is unavailable"
+        if not self.read.reads.ready():
+            return "the database is unreachable"
+        return None
 
     def render_metrics(self) -> bytes:
         """/metrics: the collector's own metrics, then each recent agent's gauges."""
@@ -237,6 +250,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         budget=InflightBudget(
             settings.max_inflight_bytes, metrics, settings.max_inflight_bytes_per_owner
         ),
+        health=db.health,
         max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +61,11 @@ def start_server(
     *extra: str,
     env: dict[str, str] | None = None,
     nofile: int | None = None,
+    wrapper: Sequence[str] = (),
 ) -> ServerProcess:
     """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str);
-    `nofile`: a descriptor limit (soft and hard) the server cannot raise."""
+    `nofile`: a descriptor limit (soft and hard) the server cannot raise;
+    `wrapper`: a command that execs the server's (its pid stays the server's)."""
 
     def limit() -> None:
         if nofile is not None:
@@ -71,6 +74,7 @@ def start_server(
     url = f"sqlite:///{database}" if isinstance(database, Path) else database
     proc = subprocess.Popen(
         [
+            *wrapper,
             sys.executable,
             "-m",
             "collector",

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
+from collector.storage.health import DatabaseHealth
 from collector.storage.postgresql.backend import PostgresBackend
 from collector.storage.session import Backend, SqlSession
 from collector.storage.sqlite.backend import SqliteBackend
@@ -25,6 +26,9 @@ from collector.storage.sqlite.backend import SqliteBackend
 @dataclass(frozen=True)
 class Database:
     backend: Backend
+    # Whether it can be written now, as everything in this process meets it
+    # (storage.health): one log line per outage, and what /readyz reads.
+    health: DatabaseHealth = field(default_factory=DatabaseHealth, compare=False, repr=False)
 
     @property
     def reader(self) -> Engine:
@@ -116,9 +120,12 @@ def open_existing(url: str, *, synchronous: str = "FULL") -> Database:
 
 
 def ping(db: Database) -> bool:
+    """Whether the database answers a query now (an outage found here is
+    noted in its health, so the batch writer starts probing for its end)."""
     try:
         with db.reader.connect() as conn:
             conn.execute(text("SELECT 1"))
         return True
-    except Exception:
+    except Exception as exc:
+        db.health.failed(exc)
         return False
