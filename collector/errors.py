@@ -9,6 +9,7 @@
      +-- ReceiveTimeout       408 / DEADLINE_EXCEEDED (body or message not sent in time)
      +-- Overloaded           503 / UNAVAILABLE + RetryInfo (queue full, shutting down)
           +-- StoreUnavailable    the same: the database cannot be reached or written
+          +-- DecoderLost         the same: the decoder process holding it died
 
 Rows cite OTLP 1.x "Failures" (otlpgrpc / otlphttp response sections).
 """
@@ -88,6 +89,16 @@ class StoreUnavailable(Overloaded):
         super().__init__("the database is unavailable; retry later", STORE_RETRY_AFTER_S)
 
 
+class DecoderLost(Overloaded):
+    """The decoder process holding the request died (killed, out of memory);
+    a new one is started, and the same request decodes there."""
+
+    kind = "decoder_lost"
+
+    def __init__(self) -> None:
+        super().__init__("a decoder process stopped while decoding this export; retry", 1)
+
+
 @dataclass(frozen=True, slots=True)
 class WireAnswer:
     http_status: int
@@ -106,6 +117,7 @@ ERROR_TABLE: dict[type[IngestError], WireAnswer] = {
     ReceiveTimeout: WireAnswer(408, grpc.StatusCode.DEADLINE_EXCEEDED, True),
     Overloaded: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
     StoreUnavailable: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
+    DecoderLost: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
 }
 
 

@@ -23,7 +23,8 @@ from api.app import create_api
 from collector.agent_metrics import AgentGauges
 from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
 from collector.ingest.admission import InflightBudget
-from collector.ingest.decoding import Decoder, default_workers, tune_gc
+from collector.ingest.decoder_pool import Decoder
+from collector.ingest.decoding import default_workers, tune_gc
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
@@ -139,7 +140,10 @@ class Service:
         """Why this collector should get no exports now (/readyz 503), or None.
 
         Not while its database cannot be written (storage.health: from the
-        first failure until the batch writer's probe commits)."""
+        first failure until the batch writer's probe commits), nor while no
+        decoder process can decode (between a dead one and its replacement)."""
+        if not self.decoder.ready():
+            return "no decoder process can decode now"
         if self.db.health.down:
             return "the database is unavailable"
         if not self.read.reads.ready():

@@ -180,6 +180,20 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
+def decoder_pids(pid: int) -> list[int]:
+    """The live decoder processes a collector process started (spawned
+    multiprocessing workers; not its resource tracker)."""
+    found = []
+    for child in process_tree(pid)[1:]:
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in command:
+            found.append(child)
+    return found
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of a process and all of its descendants (decoders)."""
     total = 0

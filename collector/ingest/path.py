@@ -19,7 +19,8 @@ from api.auth import INSECURE_OWNER, Principal, key_from_headers
 from collector.assembly.runs import Timers
 from collector.errors import StoreUnavailable, Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
-from collector.ingest.decoding import DecodedRows, DecodeJob, Decoder
+from collector.ingest.decoder_pool import Decoder
+from collector.ingest.decoding import DecodedRows, DecodeJob
 from collector.metrics import Metrics
 from collector.storage.agents import AgentDirectory
 from collector.storage.health import DatabaseHealth
