@@ -17,6 +17,7 @@ from sqlalchemy import Engine, make_url, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
+from collector.storage.failures import is_unavailable
 from collector.storage.health import DatabaseHealth
 from collector.storage.postgresql.backend import PostgresBackend
 from collector.storage.session import Backend, SqlSession
@@ -60,9 +61,19 @@ class Database:
 
     @contextmanager
     def reading(self) -> Iterator[SqlSession]:
-        """A read connection (each statement sees what is committed then)."""
+        """A read connection (each statement sees what is committed then).
+
+        One that fails because the database went away is dropped, not
+        returned to the pool: the hot paths use raw cursors, whose errors
+        SQLAlchemy never sees, and the pool's reset of such a connection
+        logged a traceback for each (bench/faults.py outage)."""
         with self.reader.connect() as conn:
-            yield self.backend.session(conn)
+            try:
+                yield self.backend.session(conn)
+            except Exception as exc:
+                if is_unavailable(exc):
+                    conn.invalidate()
+                raise
 
     def session(self, conn: Connection) -> SqlSession:
         """A session over a connection the caller holds (its own transaction)."""

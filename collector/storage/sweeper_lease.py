@@ -53,7 +53,7 @@ class SweeperLease:
             # an outage is the outage's own line (storage.health), not one a sweep.
             outage = self._db.health.failed(exc)
             if self._conn is not None or not outage:
-                log.warning("sweeper lease lost: %s", exc)
+                log.warning("sweeper lease lost: %s", str(exc).splitlines()[0])
             self._drop()
             return False
 
