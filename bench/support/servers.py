@@ -167,16 +167,24 @@ class OtlpClient:
 
 
 def process_tree(pid: int) -> list[int]:
-    """A process and all of its live descendants (a server's decoders)."""
+    """A process and all of its live descendants (a server's decoders).
+
+    Every thread's children: a process started from another thread than the
+    main one (a replaced decoder pool's) is listed under that thread."""
     found, pending = [], [pid]
     while pending:
         current = pending.pop()
         found.append(current)
         try:
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+            tasks = list(Path(f"/proc/{current}/task").iterdir())
         except OSError:
             continue
-        pending.extend(int(child) for child in children)
+        for task in tasks:
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            pending.extend(int(child) for child in children)
     return found
 
 
