@@ -20,7 +20,7 @@ from api.errors import COMMON_RESPONSES, http_error, validation_failed
 from api.head import HeadAsGet
 from api.hosts import HostAllowList
 from api.ports import AgentWrites, GradeStore, PlanStore, ReadStore, WeightStore
-from api.problem_answers import problem_answered
+from api.problem_answers import StoreFault, StoreFaults, problem_answered
 from api.problems import Problem
 from api.read_gate import DEFAULT_READ_LIMITS, ReadGate, ReadLimits
 from api.routes import agents, badges, loop, me, runs, screenings
@@ -64,6 +64,8 @@ def create_api(
     host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
     read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+    store_fault: StoreFault = lambda exc: None,
+    readiness: Callable[[], str | None] | None = None,
 ) -> FastAPI:
     """The read API and the dashboard; `routes` are served too, before its own
     (the OTLP/HTTP door). Reads go through `reads`; the writes the API offers
@@ -72,6 +74,10 @@ def create_api(
     (the bound address) and `allowed_hosts` are the `Host` names every
     request must use, besides localhost (api.hosts). `read_limits` bound the
     requests answered at once, `routes` and health aside (api.read_gate).
+    `store_fault` says which exceptions mean a store cannot answer now, as the
+    problem to answer instead (api.problem_answers.StoreFaults); `readiness`
+    why the server should get no traffic now, or None (by default: whether
+    `reads` is ready).
     """
     app = FastAPI(
         title="badge-collector",
@@ -110,10 +116,13 @@ def create_api(
     app.mount("/assets", StaticFiles(directory=dashboard.STATIC), name="assets")
 
     # The last added runs first: a foreign Host is refused before anything,
-    # then HEAD is served as a GET, then a NUL in the URL is refused, then
-    # reads past the bound wait or are refused.
+    # then HEAD is served as a GET, then a NUL in the URL is refused; a
+    # store's failure under any route below (the read gate's key check
+    # included) is answered as a problem; reads past the bound wait or are
+    # refused.
     exempt = [path for route in routes if (path := getattr(route, "path", None))]
     app.add_middleware(ReadGate, limits=read_limits, keys=keys, exempt=exempt)
+    app.add_middleware(StoreFaults, fault=store_fault)
     app.add_middleware(RefuseNul)
     app.add_middleware(HeadAsGet)
     app.add_middleware(HostAllowList, bound=host, allowed=tuple(allowed_hosts))
@@ -125,12 +134,23 @@ def create_api(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], responses={503: {"description": "database down"}})
+    def default_readiness() -> str | None:
+        return None if reads.ready() else "the database is unreachable"
+
+    unready = readiness or default_readiness
+
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        responses={503: {"description": "the database cannot be written, or nothing can decode"}},
+    )
     def readyz() -> Response:
-        """The database is reachable."""
-        if reads.ready():
+        """The collector can take exports: its database answers and can be
+        written, and a decoder process can decode."""
+        reason = unready()
+        if reason is None:
             return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "database unreachable"}, 503)
+        return JSONResponse({"status": reason}, 503)
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def prometheus() -> Response:

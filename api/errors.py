@@ -30,11 +30,14 @@ def error(description: str) -> dict[str, Any]:
     return {"model": ErrorDetail, "description": description}
 
 
-# Declared on every operation (app-wide): any parameter can be malformed, and
-# any URL may hold a NUL (api.app.RefuseNul).
+# Declared on every operation (app-wide): any parameter can be malformed, any
+# URL may hold a NUL (api.app.RefuseNul), and any route may find its database
+# unavailable (api.problem_answers.StoreFaults).
 COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: error("NUL character in the URL"),
     422: error("a parameter is malformed or out of range"),
+    503: error("the database is unavailable now; retry after Retry-After seconds")
+    | {"headers": {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}}},
 }
 
 

@@ -10,7 +10,10 @@ Ports are not compared: the bound one may be picked at start (port 0), and
 the name is what a rebinding attack changes.
 
 A request without `Host` (HTTP/1.0) passes: a browser always sends one, so
-it cannot come from a rebinding page, and old health checkers omit it.
+it cannot come from a rebinding page, and old health checkers omit it. A
+request with two `Host` lines is a 400 (RFC 9112 section 3.2): which of
+them names the target is anyone's guess, and a proxy in front may have
+judged the other one.
 
 Plain ASGI, like api.app.RefuseNul: the OTLP/HTTP door shares this app.
 """
@@ -44,7 +47,8 @@ def host_name(authority: str) -> str:
 
 
 class HostAllowList:
-    """Refuses, with 421 and a JSON `detail`, a request for a host not served here."""
+    """Refuses, with 421 and a JSON `detail`, a request for a host not served
+    here, and with 400 one that names its host twice."""
 
     def __init__(self, app: ASGIApp, bound: str, allowed: Iterable[str] = ()) -> None:
         self.app = app
@@ -52,9 +56,13 @@ class HostAllowList:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = _host_header(scope)
-            if given is not None and host_name(given) not in self.names:
-                shown = given[:MAX_SHOWN]
+            given = _host_headers(scope)
+            if len(given) > 1:
+                detail = f"{len(given)} Host header lines; a request names its host once"
+                await JSONResponse({"detail": detail}, 400)(scope, receive, send)
+                return
+            if given and host_name(given[0]) not in self.names:
+                shown = given[0][:MAX_SHOWN]
                 detail = (
                     f"Host {shown!r} is not served here: use the address the collector is "
                     "bound to, localhost, or a host listed in BADGE_ALLOWED_HOSTS"
@@ -64,8 +72,6 @@ class HostAllowList:
         await self.app(scope, receive, send)
 
 
-def _host_header(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"host":
-            return bytes(value).decode("latin-1")
-    return None
+def _host_headers(scope: Scope) -> list[str]:
+    headers = scope.get("headers", ())
+    return [bytes(value).decode("latin-1") for name, value in headers if name == b"host"]

@@ -3,15 +3,19 @@
 `PROBLEM_STATUS` is each problem's status; `problem_answered` answers it as
 JSON under /api/ and /.well-known/ (`{"detail": ...}`, as every API error) and as the
 dashboard's error page anywhere else, with the same status and sentence.
+`StoreFaults` answers the same way for a store that fails under a route
+(its database down, its disk full).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.dashboard.pages import error_page
 from api.problems import (
@@ -59,3 +63,43 @@ async def problem_answered(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith(("/api/", "/.well-known/")):
         return JSONResponse({"detail": exc.detail}, status, headers=headers or None)
     return error_page(status, exc.detail, headers)
+
+
+StoreFault = Callable[[BaseException], Problem | None]
+
+
+class StoreFaults:
+    """An exception a route lets through that `fault` recognises as its
+    store's (the collector knows its drivers; the API does not) is answered
+    as the problem `fault` makes of it: a JSON problem or the error page
+    with its status and Retry-After, never the server's text/plain 500 with
+    a traceback logged per request and the driver's message, host and port
+    in reach of the body (issue 37: 2,635 tracebacks in a 75 s outage).
+    Anything else, or a failure once the answer has begun, propagates.
+
+    Plain ASGI, like api.app.RefuseNul: the OTLP/HTTP door shares this app.
+    """
+
+    def __init__(self, app: ASGIApp, fault: StoreFault) -> None:
+        self.app = app
+        self._fault = fault
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            problem = None if started else self._fault(exc)
+            if problem is None:
+                raise
+            answer = await problem_answered(Request(scope), problem)
+            await answer(scope, receive, send)

@@ -7,8 +7,9 @@
      +-- PayloadTooLarge      413 / RESOURCE_EXHAUSTED   no RetryInfo: not retried
      +-- BadRequest           400 / INVALID_ARGUMENT
      +-- ReceiveTimeout       408 / DEADLINE_EXCEEDED (body or message not sent in time)
-     +-- Overloaded           503 / UNAVAILABLE + RetryInfo (queue full, db down,
-                                                         shutting down)
+     +-- Overloaded           503 / UNAVAILABLE + RetryInfo (queue full, shutting down)
+          +-- StoreUnavailable    the same: the database cannot be reached or written
+          +-- DecoderLost         the same: the decoder process holding it died
 
 Rows cite OTLP 1.x "Failures" (otlpgrpc / otlphttp response sections).
 """
@@ -16,7 +17,7 @@ Rows cite OTLP 1.x "Failures" (otlpgrpc / otlphttp response sections).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import grpc
 
@@ -69,6 +70,35 @@ class Overloaded(IngestError):
         self.retry_after_s = retry_after_s
 
 
+# What a refusal during a database outage asks the client to wait, at every
+# door and route: short, since a restarted database is usually back within
+# seconds, and an exporter backs off further by itself.
+STORE_RETRY_AFTER_S: Final = 2
+
+
+class StoreUnavailable(Overloaded):
+    """The database is down, unreachable or cannot be written (a full disk).
+
+    Retryable: nothing of the request was stored, and a stock exporter
+    retries a 503 / UNAVAILABLE where it drops a 500 / INTERNAL at once
+    (issue 37). The message names no driver, host or port."""
+
+    kind = "store_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__("the database is unavailable; retry later", STORE_RETRY_AFTER_S)
+
+
+class DecoderLost(Overloaded):
+    """The decoder process holding the request died (killed, out of memory);
+    a new one is started, and the same request decodes there."""
+
+    kind = "decoder_lost"
+
+    def __init__(self) -> None:
+        super().__init__("a decoder process stopped while decoding this export; retry", 1)
+
+
 @dataclass(frozen=True, slots=True)
 class WireAnswer:
     http_status: int
@@ -86,8 +116,19 @@ ERROR_TABLE: dict[type[IngestError], WireAnswer] = {
     BadRequest: WireAnswer(400, grpc.StatusCode.INVALID_ARGUMENT, False),
     ReceiveTimeout: WireAnswer(408, grpc.StatusCode.DEADLINE_EXCEEDED, True),
     Overloaded: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
+    StoreUnavailable: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
+    DecoderLost: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
 }
 
 
+# What a client reads of an unexpected error (500 / INTERNAL); the rest is
+# logged. An exception's text may hold a driver's message with hosts and ports.
+INTERNAL: Final = "internal error; the collector logged it"
+
+
 def answer_for(error: IngestError) -> WireAnswer:
-    return ERROR_TABLE.get(type(error), WireAnswer(500, grpc.StatusCode.INTERNAL, False))
+    """The row of the error's class, or of the nearest class above it that has one."""
+    for kind in type(error).__mro__:
+        if kind in ERROR_TABLE:
+            return ERROR_TABLE[kind]
+    return WireAnswer(500, grpc.StatusCode.INTERNAL, False)

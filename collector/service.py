@@ -25,7 +25,8 @@ from collector.agent_metrics import AgentGauges
 from collector.certificates.keyfile import DEFAULT_NAME, KeyFile
 from collector.conventions import ConventionSet, load_active
 from collector.ingest.admission import InflightBudget
-from collector.ingest.decoding import Decoder, default_workers, tune_gc
+from collector.ingest.decoder_pool import Decoder
+from collector.ingest.decoding import default_workers, tune_gc
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.grpc_door import GrpcDoor, PortInUse
@@ -113,6 +114,8 @@ class Service:
                     "keyed" if keyed else "keyless"
                 ).inc(),
             ),
+            store_fault=self.db.health.problem,
+            readiness=self.readiness,
         )
         guard = ConnectionGuard(self.limits, self.metrics)
         config = uvicorn.Config(
@@ -137,6 +140,20 @@ class Service:
         self._http_thread.start()
         while not server.started and self._http_thread.is_alive():
             time.sleep(0.01)
+
+    def readiness(self) -> str | None:
+        """Why this collector should get no exports now (/readyz 503), or None.
+
+        Not while its database cannot be written (storage.health: from the
+        first failure until the batch writer's probe commits), nor while no
+        decoder process can decode (between a dead one and its replacement)."""
+        if not self.decoder.ready():
+            return "no decoder process can decode now"
+        if self.db.health.down:
+            return "the database is unavailable"
+        if not self.read.reads.ready():
+            return "the database is unreachable"
+        return None
 
     def render_metrics(self) -> bytes:
         """/metrics: the collector's own metrics, then each recent agent's gauges."""
@@ -253,6 +270,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         max_body_bytes=settings.max_body_bytes,
         timers=timers,
         budget=InflightBudget(settings.max_inflight_bytes, metrics),
+        health=db.health,
         max_agents_per_owner=settings.max_agents_per_owner,
         insecure=settings.insecure,
     )

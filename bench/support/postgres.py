@@ -76,6 +76,10 @@ class PostgresCluster:
             "--encoding=UTF8",
             "--no-instructions",
         )
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
         options = [
             f"-p {self.port}",
             "-c listen_addresses=127.0.0.1",
@@ -95,7 +99,15 @@ class PostgresCluster:
             "-w",
             "start",
         )
-        return self
+
+    def pause(self) -> None:
+        """Stop the server as an outage would (its clients' connections are
+        ended, new ones refused), keeping its data for `resume`."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server again on the same port, with the same data."""
+        self._launch()
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +61,11 @@ def start_server(
     *extra: str,
     env: dict[str, str] | None = None,
     nofile: int | None = None,
+    wrapper: Sequence[str] = (),
 ) -> ServerProcess:
     """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str);
-    `nofile`: a descriptor limit (soft and hard) the server cannot raise."""
+    `nofile`: a descriptor limit (soft and hard) the server cannot raise;
+    `wrapper`: a command that execs the server's (its pid stays the server's)."""
 
     def limit() -> None:
         if nofile is not None:
@@ -71,6 +74,7 @@ def start_server(
     url = f"sqlite:///{database}" if isinstance(database, Path) else database
     proc = subprocess.Popen(
         [
+            *wrapper,
             sys.executable,
             "-m",
             "collector",
@@ -172,16 +176,38 @@ class OtlpClient:
 
 
 def process_tree(pid: int) -> list[int]:
-    """A process and all of its live descendants (a server's decoders)."""
+    """A process and all of its live descendants (a server's decoders).
+
+    Every thread's children: a process started from another thread than the
+    main one (a replaced decoder pool's) is listed under that thread."""
     found, pending = [], [pid]
     while pending:
         current = pending.pop()
         found.append(current)
         try:
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+            tasks = list(Path(f"/proc/{current}/task").iterdir())
         except OSError:
             continue
-        pending.extend(int(child) for child in children)
+        for task in tasks:
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            pending.extend(int(child) for child in children)
+    return found
+
+
+def decoder_pids(pid: int) -> list[int]:
+    """The live decoder processes a collector process started (spawned
+    multiprocessing workers; not its resource tracker)."""
+    found = []
+    for child in process_tree(pid)[1:]:
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in command:
+            found.append(child)
     return found
 
 

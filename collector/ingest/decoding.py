@@ -4,7 +4,8 @@ Decoding, validating and classifying spans is pure CPU in Python; in the
 server process it competed for the GIL with framing, the batch writer and
 run assembly, and capped ingest near one core (bench/ingest.py). A small
 pool of decoder processes does it instead; the server process receives
-ready row tuples. `workers=0` decodes inline (tests, one-core machines).
+ready row tuples (the pool: ingest.decoder_pool). `workers=0` decodes
+inline (tests, one-core machines).
 
 Spans are recognised with the server's conventions (collector.conventions):
 the decoders are spawned, so each compiles the very files the server loaded
@@ -17,9 +18,7 @@ Errors raised here are `IngestError`s; they pickle back to the caller.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,23 +257,23 @@ _GC_GEN0 = 100_000
 _worker: Recognising | None = None  # a decoder process's conventions, compiled once
 
 
-def _start_worker(parent: int, sources: tuple[ConventionSource, ...], digest: str) -> None:
+def start_worker(parent: int, sources: tuple[ConventionSource, ...], digest: str) -> None:
     """Worker initializer: compile the server's conventions, then watch it."""
     global _worker
     conventions = compile_set(sources)
     if conventions.digest != digest:  # the same texts compile to the same set
         raise RuntimeError(f"decoder conventions {conventions.digest} are not {digest}")
     _worker = recognising(conventions)
-    _watch_parent(parent)
+    watch_parent(parent)
 
 
-def _decode_in_worker(job: DecodeJob) -> DecodedRows:
+def decode_in_worker(job: DecodeJob) -> DecodedRows:
     if _worker is None:
         raise RuntimeError("a decoder process started without its conventions")
     return decode_job(job, _worker)
 
 
-def _watch_parent(parent: int) -> None:
+def watch_parent(parent: int) -> None:
     """Exit when the collector process is gone; GC tuned.
 
     A SIGKILLed collector cannot shut its pool down; without this its
@@ -299,39 +298,3 @@ def default_workers() -> int:
     of a core at full load, so a second decoder still pays off.
     """
     return max(1, min(4, os.cpu_count() or 1))
-
-
-class Decoder:
-    """Runs `decode_job` inline or in a pool of spawned processes."""
-
-    def __init__(self, workers: int, conventions: ConventionSet) -> None:
-        self.workers = workers
-        self._inline = recognising(conventions)
-        self._pool: Executor | None = None
-        if workers > 0:
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(os.getpid(), conventions.sources, conventions.digest),
-            )
-
-    def warm_up(self) -> None:
-        """Start the worker processes now, not on the first export."""
-        if self._pool is not None:
-            for future in [self._pool.submit(os.getpid) for _ in range(self.workers)]:
-                future.result(timeout=120)
-
-    def submit(self, job: DecodeJob) -> Future[DecodedRows]:
-        if self._pool is None:
-            future: Future[DecodedRows] = Future()
-            try:
-                future.set_result(decode_job(job, self._inline))
-            except Exception as exc:
-                future.set_exception(exc)
-            return future
-        return self._pool.submit(_decode_in_worker, job)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=False)

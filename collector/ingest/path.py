@@ -1,23 +1,29 @@
 """The one ingest path both doors share: authenticate -> decode -> validate -> sink.
 
 The gRPC servicer and the HTTP route only adapt their transport to these
-calls and map `IngestError`s through `errors.ERROR_TABLE`.
+calls and map `IngestError`s through `errors.ERROR_TABLE`. What the path
+reads from the database itself (the key, deleted agents, an owner's agent
+count) fails as `StoreUnavailable` while the database is down, as the
+writer's commit does: never as the driver's own error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import proto
 from api.auth import INSECURE_OWNER, Principal, key_from_basic, key_from_headers
 from collector.assembly.runs import Timers
-from collector.errors import Unauthenticated
+from collector.errors import StoreUnavailable, Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
-from collector.ingest.decoding import DecodedRows, DecodeJob, Decoder
+from collector.ingest.decoder_pool import Decoder
+from collector.ingest.decoding import DecodedRows, DecodeJob
 from collector.metrics import Metrics
 from collector.storage.agents import AgentDirectory
+from collector.storage.health import DatabaseHealth
 from collector.storage.keys import KeyStore
 from collector.storage.rows import AgentRow, ResourceRow
 from collector.writer import Batch, BatchWriter
@@ -49,6 +55,7 @@ class Ingest:
         max_body_bytes: int,
         timers: Timers,
         budget: InflightBudget,
+        health: DatabaseHealth,
         max_agents_per_owner: int = 10_000,
         insecure: bool = False,
     ) -> None:
@@ -64,6 +71,7 @@ class Ingest:
         self._insecure = insecure
         self._max_agents = max_agents_per_owner
         self._budget = budget
+        self._health = health
 
     def admit(self, principal: Principal, nbytes: int) -> Reservation:
         """Reserve room for the `nbytes` of a request already in hand, after
@@ -92,7 +100,8 @@ class Ingest:
                 " or Basic with KEY as password" if basic else ""
             )
             raise Unauthenticated(f"missing ingest key: send {wanted}")
-        principal = self._keys.authenticate(key)
+        with self._database():
+            principal = self._keys.authenticate(key)
         if principal is None:
             raise Unauthenticated("unknown or revoked ingest key")
         return principal
@@ -123,13 +132,14 @@ class Ingest:
         """
         admitted.grow_to(decoded.memory_bytes)
         self._metrics.spans_received.labels(transport).inc(len(decoded.rows) + decoded.rejected)
-        deleted = {ident for ident in decoded.agents if self._directory.is_deleted(ident)}
+        with self._database():
+            deleted = {ident for ident in decoded.agents if self._directory.is_deleted(ident)}
+            refused = self._over_agent_limit(decoded, deleted)
         rows = decoded.rows
         reasons = dict(decoded.reasons)
         if deleted:
             rows = [row for row in rows if row.agent_id not in deleted]
             reasons[AGENT_DELETED] = len(decoded.rows) - len(rows)
-        refused = self._over_agent_limit(decoded, deleted)
         if refused:
             kept = [row for row in rows if row.agent_id not in refused]
             reasons[self._agent_limit_reason()] = len(rows) - len(kept)
@@ -165,6 +175,16 @@ class Ingest:
             committed.set_result(None)
         message = "; ".join(f"{count} span(s): {reason}" for reason, count in reasons.items())
         return Accepted(committed, len(rows), rejected, message)
+
+    @contextmanager
+    def _database(self) -> Iterator[None]:
+        """The path's own reads: a database that cannot answer is StoreUnavailable."""
+        try:
+            yield
+        except Exception as exc:
+            if self._health.failed(exc):
+                raise StoreUnavailable() from None
+            raise
 
     def _over_agent_limit(self, decoded: DecodedRows, deleted: set[str]) -> set[str]:
         """New agents past the owner's bound (BADGE_MAX_AGENTS_PER_OWNER)."""

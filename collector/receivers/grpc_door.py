@@ -25,7 +25,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 import proto.responses
-from collector.errors import BadRequest, IngestError, Overloaded, ReceiveTimeout
+from collector.errors import INTERNAL, BadRequest, IngestError, Overloaded, ReceiveTimeout
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.deadlines import Deadlines
@@ -112,10 +112,10 @@ class GrpcDoor:
         except grpc.RpcError:  # the client went away before its message came
             self._metrics.export_requests.labels(TRANSPORT, "cancelled").inc()
             return None
-        except Exception as exc:  # keep the door open; report, never hide
+        except Exception:  # keep the door open; report, never hide (in the log only)
             log.exception("gRPC export failed")
             self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {exc}")
+            context.abort(grpc.StatusCode.INTERNAL, INTERNAL)
         self._metrics.export_requests.labels(TRANSPORT, "ok").inc()
         return proto.responses.export_response_message(accepted.rejected, accepted.error_message)
 

@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 import proto.responses
 from collector.errors import (
+    INTERNAL,
     IngestError,
     MethodNotAllowed,
     Overloaded,
@@ -86,10 +87,11 @@ class HttpDoor:
         except ClientDisconnect:  # gone, or timed out by the protocol (which answered 408)
             self._metrics.export_requests.labels(TRANSPORT, "disconnected").inc()
             return Response(b"", 499)  # never sent: the connection is closed
-        except Exception as exc:
+        except Exception:
             log.exception("HTTP export failed")
             self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
-            body = proto.responses.status_body(13, f"internal error: {exc}", as_json=as_json)
+            # The exception's text stays in the log: a driver's message names hosts and ports.
+            body = proto.responses.status_body(13, INTERNAL, as_json=as_json)
             return Response(body, 500, media_type=JSON if as_json else PROTOBUF)
         self._metrics.export_requests.labels(TRANSPORT, "ok").inc()
         payload = proto.responses.export_response(

@@ -117,8 +117,9 @@ class Maintenance:
                 and self._jobs.submit_job(lambda session: age_out_grades(session, waited)).result()
             ):
                 pass
-        except Exception:
-            log.exception("retention pass failed; the next one goes on")
+        except Exception as exc:
+            if not self._db.health.failed(exc):  # an outage is logged once, there
+                log.exception("retention pass failed; the next one goes on")
         if total:
             log.info("retention: deleted %d spans and trace rows", total)
             self._vacuum()
@@ -134,5 +135,6 @@ class Maintenance:
         while not self._stopped.wait(self._sweep_interval_s):
             try:
                 self.sweep()
-            except Exception:
-                log.exception("sweep failed; will retry")
+            except Exception as exc:
+                if not self._db.health.failed(exc):  # an outage is logged once, there
+                    log.exception("sweep failed; will retry")

@@ -22,7 +22,7 @@ from typing import Any
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
-from collector.errors import Overloaded
+from collector.errors import Overloaded, StoreUnavailable
 from collector.metrics import Metrics
 from collector.runs.cache import TraceCache
 from collector.runs.queue import JobSink, TraceQueue
@@ -38,6 +38,7 @@ from collector.runs.store import (
     version_of,
 )
 from collector.storage.engine import Database
+from collector.storage.health import PROBE_EVERY_S
 from collector.storage.session import SqlSession, in_chunks
 from collector.types import Clock, TraceKey
 
@@ -104,7 +105,13 @@ class RunRecomputer:
             if not all_now:
                 work = self._not_cooling(work)
             if work:
-                self.recompute(work)
+                try:
+                    self.recompute(work)
+                except Exception as exc:
+                    if not self._db.health.failed(exc):
+                        raise
+                    self._queue.notify(work)  # the database is down: again once it is back
+                    raise StoreUnavailable() from None
 
     def _not_cooling(self, work: set[TraceKey]) -> set[TraceKey]:
         """The traces that may be recomputed now; the others stay pending.
@@ -211,5 +218,8 @@ class RunRecomputer:
                 self.process_pending()
                 if self._cooling and queue.has_pending():
                     time.sleep(self._delay_s or 0.05)  # only cooling traces may be left
+            except StoreUnavailable:  # logged once by storage.health; not a busy loop meanwhile
+                with queue.cond:
+                    queue.cond.wait(PROBE_EVERY_S)
             except Exception:
                 log.exception("run assembly failed; will retry")

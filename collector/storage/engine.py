@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
+from collector.storage.failures import is_unavailable
+from collector.storage.health import DatabaseHealth
 from collector.storage.postgresql.backend import PostgresBackend
 from collector.storage.session import Backend, SqlSession
 from collector.storage.sqlite.backend import SqliteBackend
@@ -25,6 +27,9 @@ from collector.storage.sqlite.backend import SqliteBackend
 @dataclass(frozen=True)
 class Database:
     backend: Backend
+    # Whether it can be written now, as everything in this process meets it
+    # (storage.health): one log line per outage, and what /readyz reads.
+    health: DatabaseHealth = field(default_factory=DatabaseHealth, compare=False, repr=False)
 
     @property
     def reader(self) -> Engine:
@@ -56,9 +61,19 @@ class Database:
 
     @contextmanager
     def reading(self) -> Iterator[SqlSession]:
-        """A read connection (each statement sees what is committed then)."""
+        """A read connection (each statement sees what is committed then).
+
+        One that fails because the database went away is dropped, not
+        returned to the pool: the hot paths use raw cursors, whose errors
+        SQLAlchemy never sees, and the pool's reset of such a connection
+        logged a traceback for each (bench/faults.py outage)."""
         with self.reader.connect() as conn:
-            yield self.backend.session(conn)
+            try:
+                yield self.backend.session(conn)
+            except Exception as exc:
+                if is_unavailable(exc):
+                    conn.invalidate()
+                raise
 
     def session(self, conn: Connection) -> SqlSession:
         """A session over a connection the caller holds (its own transaction)."""
@@ -116,9 +131,12 @@ def open_existing(url: str, *, synchronous: str = "FULL") -> Database:
 
 
 def ping(db: Database) -> bool:
+    """Whether the database answers a query now (an outage found here is
+    noted in its health, so the batch writer starts probing for its end)."""
     try:
         with db.reader.connect() as conn:
             conn.execute(text("SELECT 1"))
         return True
-    except Exception:
+    except Exception as exc:
+        db.health.failed(exc)
         return False

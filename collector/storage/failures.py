@@ -42,12 +42,31 @@ _UNSTORABLE: Final = (
 )
 
 
+# sqlite3 files a statement's own mistakes (no such table, a syntax error)
+# under OperationalError too, with SQLite's generic result code: those are
+# the code's fault, never the database's, and retrying them cannot help.
+_SQLITE_STATEMENT_ERROR: Final = 1  # SQLITE_ERROR (sqlite.org/rescode.html)
+
+
 def is_unavailable(exc: BaseException) -> bool:
-    """Whether a failed write says the database is unusable right now (retry
-    later), rather than that something in the data could not be stored."""
-    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, _UNAVAILABLE)
+    """Whether a failed operation says the database is unusable right now
+    (down, locked, out of disk: retry later), rather than that something in
+    the data or the statement is wrong."""
+    if isinstance(exc, sqlalchemy.exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        if exc.orig is not None and _is_statement_error(exc.orig):
+            return False
+    return isinstance(exc, _UNAVAILABLE) and not _is_statement_error(exc)
+
+
+def _is_statement_error(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+: SQLite's extended code
+    return (
+        isinstance(exc, sqlite3.Error)
+        and code is not None
+        and code & 0xFF == (_SQLITE_STATEMENT_ERROR)
+    )
 
 
 def is_unstorable(exc: BaseException) -> bool:

@@ -49,7 +49,11 @@ class SweeperLease:
             conn.close()
             return False
         except SQLAlchemyError as exc:
-            log.warning("sweeper lease lost: %s", exc)
+            # Said once when a held lease is lost; failing to take one during
+            # an outage is the outage's own line (storage.health), not one a sweep.
+            outage = self._db.health.failed(exc)
+            if self._conn is not None or not outage:
+                log.warning("sweeper lease lost: %s", str(exc).splitlines()[0])
             self._drop()
             return False
 

@@ -5,6 +5,11 @@ resolves only after the transaction holding its spans has committed, so an
 OK always means durable. A full queue, a closed writer or a failing
 database is `Overloaded` (retryable), never a silent drop.
 
+The writer also judges when an unavailable database is back
+(storage.health): while it is marked down, every transaction carries a probe
+write, and one is tried every `PROBE_EVERY_S` with nothing queued, so
+/readyz turns ready again without waiting for an export.
+
 The writer knows spans, not runs: a `CommitHook` (the runs package's) acts
 inside each transaction that holds span batches, before their spans are
 inserted, and again after it commits. Other writes come as `Job`s into the
@@ -23,10 +28,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from collector.errors import BadRequest, Overloaded
+from collector.errors import BadRequest, Overloaded, StoreUnavailable
 from collector.metrics import Metrics
 from collector.storage.engine import Database
 from collector.storage.failures import is_unavailable, is_unstorable
+from collector.storage.health import PROBE_EVERY_S, probe_write
 from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.session import SqlSession
 from collector.storage.writes import write_agents, write_batch
@@ -92,6 +98,7 @@ class BatchWriter:
         self._cond = threading.Condition()
         self._closing = False  # no new span batches
         self._stopping = False  # writer exits once both queues are empty
+        self._next_probe = 0.0  # monotonic: when to try a write while the database is down
         self._thread = threading.Thread(target=self._run, name="batch-writer", daemon=True)
 
     def start(self) -> None:
@@ -142,9 +149,15 @@ class BatchWriter:
             self._thread.join(timeout)
 
     def _take(self) -> tuple[list[Batch], list[Job]] | None:
+        """What the next transaction holds; nothing at all when a probe is
+        due; None once stopping with both queues empty."""
         with self._cond:
             while not self._queue and not self._jobs and not self._stopping:
-                self._cond.wait()
+                if self._db.health.down and time.monotonic() >= self._next_probe:
+                    return [], []
+                # Woken by a submit; else once a probe period, to see an
+                # outage another thread met (a read, a key lookup).
+                self._cond.wait(PROBE_EVERY_S)
             if not self._queue and not self._jobs:
                 return None
             taken: list[Batch] = []
@@ -170,8 +183,12 @@ class BatchWriter:
         """One transaction for everything taken; a failure that is not the
         database's own is split, so one request's data never fails the others."""
         started = time.perf_counter()
+        health = self._db.health
+        probing = health.down
         try:
             with self._db.writing() as session:
+                if probing:
+                    probe_write(session)
                 now = self._clock()
                 traces = set().union(*(b.traces for b in taken), *(j.traces for j in jobs))
                 session.register_traces(traces, now)  # PostgreSQL: locked
@@ -189,8 +206,12 @@ class BatchWriter:
                     [row for b in taken for row in b.resource_rows],
                 )
         except Exception as exc:  # SQLAlchemy's or the raw driver's
+            if probing:
+                self._next_probe = time.monotonic() + PROBE_EVERY_S
             self._failed(taken, jobs, exc)
             return
+        if probing:
+            health.recovered()
         if taken:  # before acknowledging, so an OK'd trace is already queued
             self._metrics.commit_seconds.observe(time.perf_counter() - started)
             self._hook.after_commit(taken, state)
@@ -220,13 +241,15 @@ class BatchWriter:
             self._commit(taken, [])
             return
         error: Exception
-        if taken and is_unstorable(exc):
+        if self._db.health.failed(exc):  # logged there, once per outage
+            error = StoreUnavailable()
+        elif taken and is_unstorable(exc):
             log.error("spans refused by the database: %r", exc)
             reason = str(exc).splitlines()[0][:200]
             error = BadRequest(f"the spans hold a value the database cannot store: {reason}")
         else:
             log.error("batch commit failed: %s", exc)
-            error = Overloaded("database unavailable; retry later", retry_after_s=2)
+            error = Overloaded("the batch could not be stored; retry later", retry_after_s=2)
         for batch in taken:
             batch.future.set_exception(error)
         for job in jobs:

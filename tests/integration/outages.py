@@ -72,8 +72,8 @@ def upload_head(path: str, length: int, key: str | None, media: str) -> bytes:
 
 
 class Collected(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -81,10 +81,11 @@ class Collected(logging.Handler):
 
 
 @contextmanager
-def errors_logged() -> Iterator[list[logging.LogRecord]]:
-    """ERROR records of the collector and of uvicorn (whose loggers do not
-    propagate to the root; attach once the server has configured them)."""
-    handler = Collected()
+def errors_logged(level: int = logging.ERROR) -> Iterator[list[logging.LogRecord]]:
+    """ERROR (or `level` and above) records of the collector and of uvicorn
+    (whose loggers do not propagate to the root; attach once the server has
+    configured them)."""
+    handler = Collected(level)
     loggers = [logging.getLogger(), logging.getLogger("uvicorn")]
     for logger in loggers:
         logger.addHandler(handler)

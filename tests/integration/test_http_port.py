@@ -4,6 +4,7 @@ may read what") and HEAD wherever GET answers."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -68,6 +69,28 @@ def test_a_request_without_host_passes_since_no_browser_sends_one(collector: Col
         while chunk := sock.recv(4096):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"status":"ok"}')
+
+
+def test_two_host_headers_are_a_400_on_every_route(collector: Collector) -> None:
+    """RFC 9112 section 3.2 (issue 37 item 13): which of two names is the
+    target is anyone's guess; before, the first was checked and served."""
+    for path in ("/healthz", "/api/v1/agents", "/", "/v1/traces"):
+        for hosts in (("127.0.0.1", "evil.example"), ("localhost", "localhost")):
+            lines = [f"GET {path} HTTP/1.1", *(f"Host: {h}" for h in hosts), "Connection: close"]
+            answer = exchange(collector, ("\r\n".join(lines) + "\r\n\r\n").encode())
+            assert answer.startswith(b"HTTP/1.1 400 "), (path, hosts, answer[:80])
+            assert "2 Host header lines" in json.loads(answer.split(b"\r\n\r\n", 1)[1])["detail"]
+    assert collector.http.get(f"{collector.http_url}/healthz").status_code == 200
+
+
+def exchange(c: Collector, sent: bytes) -> bytes:
+    """Everything the server answers to `sent` on a connection it then closes."""
+    with socket.create_connection(("127.0.0.1", c.service.http_port), timeout=10) as sock:
+        sock.sendall(sent)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    return answer
 
 
 def test_a_server_on_every_address_answers_its_configured_hosts(tmp_path: Path) -> None:
