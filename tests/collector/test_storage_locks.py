@@ -13,6 +13,7 @@ from collector.storage.migrate import create_schema
 from collector.storage.sweeper_lease import SweeperLease
 from collector.storage.writes import delete_old_spans, write_batch
 from tests.collector.span_rows import span_row
+from tests.waiting import terminate_backends
 
 
 def migrated(url: str) -> Database:
@@ -33,14 +34,13 @@ def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
             return
         assert not second.held()
         assert first.held()  # kept across sweeps
-        with db.reading() as session:  # the holder's session dies
-            session.execute(
-                text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks "
-                    "WHERE locktype = 'advisory' AND granted"
-                )
-            )
-            session.conn.commit()
+        # The holder's session dies; its lock is free once its backend has exited.
+        terminate_backends(
+            database_url,
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = %s)",
+            database_url.rsplit("/", 1)[1],
+        )
         assert second.held()
         assert not first.held()  # notices the lost session, and the lease is taken
         second.release()

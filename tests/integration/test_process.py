@@ -22,6 +22,7 @@ from bench.support.servers import (
     cli,
     start_server,
 )
+from tests.waiting import wait_for
 
 
 def stored_ids(database_url: str) -> set[str]:
@@ -61,7 +62,8 @@ def run_exporters(
     ]
     for thread in threads:
         thread.start()
-    time.sleep(seconds)
+    time.sleep(seconds)  # traffic for a while, then (a busy machine is slow) some answered
+    wait_for(lambda: len(acked), until=lambda count: count > 100, what="spans acknowledged")
     stop_server()
     time.sleep(0.3)
     stop.set()
@@ -118,7 +120,7 @@ def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_u
     assert server.wait(10) == -signal.SIGKILL
     restarted = start_server(database_url)
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while run_rows(database_url) != [("completed", 9)] * 6 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert run_rows(database_url) == [("completed", 9)] * 6
