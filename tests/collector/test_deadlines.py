@@ -6,7 +6,11 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from collector.receivers.deadlines import Deadlines
+
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
 
 def test_an_armed_deadline_fires_and_a_disarmed_one_does_not() -> None:

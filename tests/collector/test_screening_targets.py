@@ -70,6 +70,7 @@ def test_an_async_callable_is_awaited_and_its_exception_recorded(tmp_path: Path)
     )
 
 
+@pytest.mark.timing
 def test_past_the_timeout_the_call_is_abandoned(tmp_path: Path) -> None:
     # The agents take far longer than the bound below, which is far longer than
     # the 0.2 s timeout: a busy machine cannot make an abandoned call look awaited.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from sqlalchemy import text
 
 from bench.support.postgres import PostgresCluster
@@ -22,6 +23,7 @@ def migrated(url: str) -> Database:
     return db
 
 
+@pytest.mark.timing
 def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
     database_url: str,
 ) -> None:
@@ -52,6 +54,7 @@ def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
         other_db.dispose()
 
 
+@pytest.mark.timing
 def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresCluster) -> None:
     """PostgreSQL only: on SQLite, BEGIN IMMEDIATE already makes writers take turns."""
     db = migrated(postgres.create_database())
@@ -111,6 +114,7 @@ def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: 
         db.dispose()
 
 
+@pytest.mark.timing
 def test_the_lease_is_shared_by_every_thread_of_its_process(postgres: PostgresCluster) -> None:
     """The recompute thread sweeps, and so may a caller: both hold the one lease."""
     db = migrated(postgres.create_database())

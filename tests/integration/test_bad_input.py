@@ -258,6 +258,7 @@ def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> N
     assert loaded.post(body).status_code == 200  # the retry succeeds
 
 
+@pytest.mark.timing
 def test_full_queue_is_503_with_retry_after(tmp_path: Path, database_url: str) -> None:
     # No sweep while writes are blocked: its retention job would hold the
     # writer, and then the FIRST export, not the third, would find the queue full.

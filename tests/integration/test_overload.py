@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from bench.support.otlp import simple_trace
 from tests.integration.harness import Collector, running_collector, wait_for
+
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
 
 def metric(c: Collector, name: str) -> float:

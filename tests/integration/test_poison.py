@@ -73,6 +73,7 @@ def test_out_of_range_enums_are_refused_per_span(collector: Collector) -> None:
     assert ExportTraceServiceResponse.FromString(result).partial_success.rejected_spans == 1
 
 
+@pytest.mark.timing
 def test_poison_and_innocent_traffic_together_every_innocent_request_is_200(
     collector: Collector,
 ) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import grpc
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 
 from bench.support.otlp import new_span_id, new_trace_id, request, span
@@ -72,6 +73,7 @@ def run_exporters(
     return acked
 
 
+@pytest.mark.timing
 def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
     cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
@@ -96,6 +98,7 @@ def run_rows(database_url: str) -> list[tuple[str, int]]:
         engine.dispose()
 
 
+@pytest.mark.timing
 def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_url: str) -> None:
     """Traces sent over several requests, all acknowledged, then kill -9 before
     the recomputer ran (a long debounce holds it): the restarted collector
@@ -128,6 +131,7 @@ def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_u
         restarted.stop()
 
 
+@pytest.mark.timing
 def test_sigterm_drains_and_exits_zero(database_url: str) -> None:
     cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from bench.support.postgres import PostgresCluster
 from bench.support.servers import cli, start_server
@@ -98,6 +99,7 @@ def test_a_retired_key_brought_back_signs_nothing(tmp_path: Path) -> None:
         assert reply.status_code == 503 and f"kid {old_kid}" in reply.json()["detail"]
 
 
+@pytest.mark.timing
 def test_a_database_outage_answers_the_log_keys_and_badges_with_503(
     tmp_path: Path, postgres: PostgresCluster
 ) -> None:
