@@ -76,6 +76,19 @@ class PostgresCluster:
             "--encoding=UTF8",
             "--no-instructions",
         )
+        for attempt in range(3):
+            try:
+                self._start_server()
+                break
+            except subprocess.CalledProcessError:
+                # The port was free when picked, then taken (xdist workers and other
+                # suites pick theirs at the same moment): pick another, try again.
+                if attempt == 2:
+                    raise
+                self.port = _free_port()
+        return self
+
+    def _start_server(self) -> None:
         options = [
             f"-p {self.port}",
             "-c listen_addresses=127.0.0.1",
@@ -95,7 +108,6 @@ class PostgresCluster:
             "-w",
             "start",
         )
-        return self
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"

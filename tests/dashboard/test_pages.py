@@ -328,6 +328,7 @@ def test_an_unknown_agent_is_an_html_404(live: Live, browser: webdriver.Chrome) 
     assert "unknown agent" in reply.text
     browser.get(f"{live.url}/runs/00000000-0000-0000-0000-000000000000")
     assert browser.find_element(By.TAG_NAME, "h1").text == "404"
+    browser.get_log("browser")  # the 404 provoked here is this test's, not the next one's
 
 
 def test_the_keyboard_reaches_every_control_in_order(live: Live, browser: webdriver.Chrome) -> None:
