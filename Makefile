@@ -6,9 +6,18 @@ PY     := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+# Test workers (pytest-xdist): most of the suite's time is waiting on servers,
+# subprocesses and settle windows, which workers overlap; tests sharing a module's
+# or package's server stay on one worker (tests/xdist_scopes.py). 0: in-process.
+TEST_WORKERS ?= 3
+# The suite's scratch files (SQLite files, the throwaway PostgreSQL cluster) go to
+# tmpfs where it has room: on a busy disk fsync and WAL writes were waits, and a
+# killed process loses nothing there either (OS crash safety is not under test).
+TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -gt 4000000 ] && echo /dev/shm || echo /tmp)
+FLAKE_RUNS ?= 20
 
 .DEFAULT_GOAL := help
-.PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench fuzz clean
+.PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench fuzz flake clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,8 +44,8 @@ chromium: ## install Debian's chromium and chromium-driver if missing (dashboard
 	./scripts/ensure-chromium
 
 check: lint typecheck imports openapi ## ruff, mypy --strict, import contracts, openapi, pytest+coverage
-	$(VENV)/bin/pytest --cov --cov-report=term-missing:skip-covered \
-		--cov-fail-under=85 $(PYTEST_ARGS)
+	TMPDIR=$(TEST_TMPDIR) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope \
+		--cov --cov-report=term-missing:skip-covered --cov-fail-under=85 $(PYTEST_ARGS)
 	$(VENV)/bin/coverage report --include='scoring/*,proto/*' --fail-under=100
 
 lint: $(STAMP)
@@ -67,6 +76,9 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
 	$(PY) bench/fuzz.py --inputs 1000000
+
+flake: $(STAMP) postgres chromium ## the `timing` tests FLAKE_RUNS times beside a CPU hog per core; failures per test (not in make test)
+	TMPDIR=$(TEST_TMPDIR) $(PY) scripts/flake_hunt.py --runs $(FLAKE_RUNS) -- $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,11 +32,17 @@ DATABASES = ["sqlite", "postgresql"]
 
 
 def new_database(request: pytest.FixtureRequest, directory: Path) -> str:
-    """An empty database of the kind `request.param` names; returns its URL."""
+    """An empty database of the kind `request.param` names; returns its URL.
+
+    A PostgreSQL one is dropped when its test (or module) is done: a few hundred
+    kept to the end of the session came to gigabytes written, and deleted, at its
+    end (issue 43)."""
     if request.param == "sqlite":
         return f"sqlite:///{directory / 'collector.db'}"
     cluster: PostgresCluster = request.getfixturevalue("postgres")
-    return cluster.create_database()
+    url = cluster.create_database()
+    request.addfinalizer(lambda: cluster.drop_database(url))
+    return url
 
 
 @pytest.fixture(params=DATABASES)
@@ -49,3 +56,14 @@ def module_database_url(
 ) -> str:
     """The same, shared by a module's tests (hypothesis suites over one server)."""
     return new_database(request, tmp_path_factory.mktemp("db"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadscope` (make test), with packages whose conftest holds a
+    package-scoped fixture (a server and a browser) kept on one worker too."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from tests.xdist_scopes import SharedFixtureScopes
+
+    return SharedFixtureScopes(config, log)

@@ -145,7 +145,7 @@ def serving(app: Any) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not server.started:
         if time.monotonic() > deadline:
             raise AssertionError("the test agent did not start")

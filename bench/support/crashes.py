@@ -50,7 +50,7 @@ from bench.support.servers import (
 from collector.storage.engine import open_database
 from collector.storage.migrate import _config, current_revision, head_revision
 
-RUNS_SETTLE_S = 20.0
+RUNS_SETTLE_S = 60.0  # a bound, not a figure: runs settle in a few seconds on an idle machine
 KINDS = ("load", "retention", "migration", "grade")
 
 
@@ -153,7 +153,10 @@ def grade_loop(server: ServerProcess, key: str, acks: Acks, stop: threading.Even
 def with_workers(
     server: ServerProcess, keys: dict[str, str], acks: Acks, grades: bool, seconds: float
 ) -> None:
-    """Exporters (and graders) for `seconds`, then the server is killed under them."""
+    """Exporters (and graders) for `seconds` from their first acknowledgement, then the
+    server is killed under them. Counted from the first answer, not from the start: on
+    a busy machine the first export may take longer than the shortest trial, which then
+    killed a server that had acknowledged nothing, and checked nothing."""
     stop = threading.Event()
     threads = [
         threading.Thread(target=export_loop, args=(door, server, keys["agent"], acks, stop))
@@ -164,8 +167,14 @@ def with_workers(
             threading.Thread(target=grade_loop, args=(server, keys["grader"], acks, stop))
             for _ in range(2)
         ]
+    spans_before, grades_before = len(acks.spans), len(acks.grades)
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+        len(acks.spans) > spans_before and (not grades or len(acks.grades) > grades_before)
+    ):
+        time.sleep(0.02)
     time.sleep(seconds)
     kill_hard(server)
     stop.set()

@@ -76,7 +76,16 @@ class PostgresCluster:
             "--encoding=UTF8",
             "--no-instructions",
         )
-        self._launch()
+        for attempt in range(3):
+            try:
+                self._launch()
+                break
+            except subprocess.CalledProcessError:
+                # The port was free when picked, then taken (xdist workers and other
+                # suites pick theirs at the same moment): pick another, try again.
+                if attempt == 2:
+                    raise
+                self.port = _free_port()
         return self
 
     def _launch(self) -> None:

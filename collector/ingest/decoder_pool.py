@@ -30,8 +30,8 @@ import time
 from concurrent.futures import BrokenExecutor, Future, InvalidStateError, ProcessPoolExecutor
 from functools import partial
 
-from collector.errors import DecoderLost
 from collector.conventions import ConventionSet
+from collector.errors import DecoderLost
 from collector.ingest.decoding import (
     DecodedRows,
     DecodeJob,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import text
@@ -46,6 +47,7 @@ def _start_after(barrier: Any, url: str, keys_made: Any) -> None:
     db.dispose()
 
 
+@pytest.mark.timing
 def test_processes_starting_together_migrate_one_after_the_other(database_url: str) -> None:
     """Collectors started at once on one empty database all come up, and make ONE key."""
     context = multiprocessing.get_context("spawn")

@@ -79,6 +79,7 @@ OK = (200, {"content-type": "application/x-protobuf"}, b"")
 BUSY = (503, {"retry-after": "1"}, b"")
 
 
+@pytest.mark.timing
 def test_a_503_with_retry_after_is_retried_as_it_says_until_the_spans_are_taken() -> None:
     script = Script(BUSY, BUSY, OK)
     with server(script) as url:
@@ -106,6 +107,7 @@ def test_a_refusal_is_not_retried_and_a_partial_success_counts_what_was_rejected
     assert exporter.reasons == {"HTTP 401": 2, "agent deleted": 1}
 
 
+@pytest.mark.timing
 def test_an_outage_longer_than_the_window_is_waited_out_once_not_per_batch() -> None:
     script = Script((503, {}, b""))
     with server(script) as url:
@@ -122,6 +124,7 @@ def test_an_outage_longer_than_the_window_is_waited_out_once_not_per_batch() -> 
     assert exporter.lost == 2
 
 
+@pytest.mark.timing
 def test_no_answer_at_all_is_retried_until_the_server_is_there() -> None:
     script = Script(OK)
     with server(script) as url:

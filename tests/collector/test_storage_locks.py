@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from sqlalchemy import text
 
 from bench.support.postgres import PostgresCluster
@@ -13,6 +14,7 @@ from collector.storage.migrate import create_schema
 from collector.storage.sweeper_lease import SweeperLease
 from collector.storage.writes import delete_old_spans, write_batch
 from tests.collector.span_rows import span_row
+from tests.waiting import terminate_backends
 
 
 def migrated(url: str) -> Database:
@@ -21,6 +23,7 @@ def migrated(url: str) -> Database:
     return db
 
 
+@pytest.mark.timing
 def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
     database_url: str,
 ) -> None:
@@ -33,14 +36,13 @@ def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
             return
         assert not second.held()
         assert first.held()  # kept across sweeps
-        with db.reading() as session:  # the holder's session dies
-            session.execute(
-                text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks "
-                    "WHERE locktype = 'advisory' AND granted"
-                )
-            )
-            session.conn.commit()
+        # The holder's session dies; its lock is free once its backend has exited.
+        terminate_backends(
+            database_url,
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = %s)",
+            database_url.rsplit("/", 1)[1],
+        )
         assert second.held()
         assert not first.held()  # notices the lost session, and the lease is taken
         second.release()
@@ -52,6 +54,7 @@ def test_one_sweeper_per_postgresql_database_and_takeover_when_it_dies(
         other_db.dispose()
 
 
+@pytest.mark.timing
 def test_a_locked_trace_waits_for_the_transaction_holding_it(postgres: PostgresCluster) -> None:
     """PostgreSQL only: on SQLite, BEGIN IMMEDIATE already makes writers take turns."""
     db = migrated(postgres.create_database())
@@ -111,6 +114,7 @@ def test_retention_deletes_old_spans_and_trace_rows_no_span_needs(database_url: 
         db.dispose()
 
 
+@pytest.mark.timing
 def test_the_lease_is_shared_by_every_thread_of_its_process(postgres: PostgresCluster) -> None:
     """The recompute thread sweeps, and so may a caller: both hold the one lease."""
     db = migrated(postgres.create_database())

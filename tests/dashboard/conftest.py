@@ -62,7 +62,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         demo = cli("demo", "--rounds", "3", "--key", key, "--endpoint", endpoint)
         assert f"sent {DEMO_RUNS} runs" in demo.stdout
         live = Live(server, key, http, url)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while sum(a["total_runs"] for a in live.api("/agents")["items"]) < DEMO_RUNS:
             assert time.monotonic() < deadline, "the demo's runs did not arrive"
             time.sleep(0.2)

@@ -18,7 +18,7 @@ HOSTILE = '<script>alert(1)</script> & "quotes" \u202eright-to-left ' + "x" * 20
 
 
 def natural_width(driver: webdriver.Chrome, element_id: str) -> int:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     script = (
         f"const i = document.getElementById('{element_id}'); return i.complete && i.naturalWidth"
     )

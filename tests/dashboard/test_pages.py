@@ -14,6 +14,7 @@ from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.dashboard.conftest import Live, screenshot
+from tests.waiting import wait_for
 
 AXES = ("correctness", "latency", "cost", "tool_efficiency", "robustness")
 
@@ -156,12 +157,15 @@ def test_a_null_axis_says_how_many_runs_it_needs_and_is_never_drawn_as_zero(
     for task in ("a", "b", "c"):
         client.export(agent_run(task, service="fresh-agent").SerializeToString(), "http")
     client.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not any(a["name"] == "fresh-agent" for a in live.api("/agents")["items"]):
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    agent = live.agent("fresh-agent")
-    time.sleep(0.5)
+    agent = wait_for(  # all three runs in, not only the first
+        lambda: live.agent("fresh-agent"),
+        until=lambda found: found["total_runs"] == 3,
+        what="fresh-agent's three runs",
+    )
     fitness = live.api(f"/agents/{agent['id']}/fitness")
     assert fitness["latency"] is None and fitness["robustness"] is None
     browser.get(f"{live.url}/agents/{agent['id']}")
@@ -330,6 +334,7 @@ def test_an_unknown_agent_is_an_html_404(live: Live, browser: webdriver.Chrome) 
     assert "unknown agent" in reply.text
     browser.get(f"{live.url}/runs/00000000-0000-0000-0000-000000000000")
     assert browser.find_element(By.TAG_NAME, "h1").text == "404"
+    browser.get_log("browser")  # the 404 provoked here is this test's, not the next one's
 
 
 def test_the_keyboard_reaches_every_control_in_order(live: Live, browser: webdriver.Chrome) -> None:

@@ -60,7 +60,7 @@ def graded_private_run(live: Live) -> dict[str, Any]:
         f"{live.url}/api/v1/grades", json=grade, headers={"authorization": f"Bearer {grader}"}
     )
     assert posted.status_code == 202, posted.text
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 30
     while True:
         agents = live.api("/agents", all="true")["items"]
         ident = next((a["id"] for a in agents if a["name"] == AGENT), None)

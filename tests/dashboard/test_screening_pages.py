@@ -11,6 +11,7 @@ import shutil
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -40,6 +41,7 @@ from tests.dashboard.screened import (
 from tests.dashboard.test_compare_page import assert_fits_at_desktop_widths
 from tests.dashboard.test_pages import no_page_errors
 from tests.screening_agent import serving
+from tests.waiting import wait_for
 
 AXES = ("correctness", "latency", "cost", "tool_efficiency", "robustness")
 DOCS = Path(__file__).parents[2] / "docs"
@@ -414,7 +416,7 @@ def test_under_insecure_the_run_page_shows_the_evidence_without_a_key(
         app, _ = agent_app(collector, None)
         with serving(app) as url:
             screen(collector, write_suite(tmp_path, [task], 1), url, None, "1.0.0", "open-1")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while not (runs := http.get(f"{collector}/api/v1/runs?screening=open-1").json()["items"]):
             assert time.monotonic() < deadline, "the screened run did not arrive"
             time.sleep(0.2)
@@ -467,10 +469,16 @@ def test_an_incomplete_screening_says_so_and_shows_every_planned_cell(
     )
     assert sent.status_code == 200, sent.text
     agent_id = made.json()["agent_id"]
-    deadline = time.monotonic() + 30
-    while live.http.get(f"{live.url}/api/v1/agents/{agent_id}/screenings").status_code != 200:
-        assert time.monotonic() < deadline, "the agent of the screening did not appear"
-        time.sleep(0.2)
+
+    def cut_short() -> Any:  # its document once the run sent is stored, as the page counts it
+        reply = live.http.get(f"{live.url}/api/v1/agents/{agent_id}/screenings/cut-short")
+        return reply.json() if reply.status_code == 200 else reply.status_code
+
+    wait_for(
+        cut_short,
+        until=lambda found: isinstance(found, dict) and found["stored_runs"] == 1,
+        what="the agent of the screening and its one stored run",
+    )
     planned = len(TASKS) * ROUNDS
     browser.get(f"{live.url}/agents/{agent_id}/screenings")
     [row] = browser.find_elements(By.CSS_SELECTOR, "#screenings tr[data-screening-id='cut-short']")

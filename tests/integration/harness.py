@@ -18,6 +18,7 @@ from sqlalchemy import text
 from bench.support.servers import EXPORT
 from collector.service import Service, build
 from collector.settings import Settings
+from tests.waiting import wait_for as wait_for  # the integration tests import it from here
 
 # What a run IS, for tests comparing two deliveries of the same spans: every
 # run column but ids derived from the owner and the collector clock's stamps.
@@ -136,17 +137,6 @@ class Collector:
             if not self.service.recomputer.has_pending():
                 break
         self.service.maintenance.catch_up_board()
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 def collector_settings(db_path: Path, **overrides: Any) -> Settings:

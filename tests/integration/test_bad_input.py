@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from bench.support.otlp import new_span_id, new_trace_id, request, simple_trace,
 from collector.storage.engine import open_database
 from collector.storage.keys import KeyStore
 from tests.integration.harness import Collector, running_collector
+from tests.integration.outages import metric
+from tests.waiting import running, wait_for
 
 BASELINE_SPANS = 4
 
@@ -257,6 +258,7 @@ def test_database_failure_is_retryable_and_loses_nothing(loaded: Collector) -> N
     assert loaded.post(body).status_code == 200  # the retry succeeds
 
 
+@pytest.mark.timing
 def test_full_queue_is_503_with_retry_after(tmp_path: Path, database_url: str) -> None:
     # No sweep while writes are blocked: its retention job would hold the
     # writer, and then the FIRST export, not the third, would find the queue full.
@@ -268,10 +270,12 @@ def test_full_queue_is_503_with_retry_after(tmp_path: Path, database_url: str) -
             body2 = simple_trace().SerializeToString()
             sender = threading.Thread(target=lambda: first.append(c.post(body).status_code))
             sender.start()
-            time.sleep(0.3)  # first batch taken by the writer, blocked on the lock
+            writer = c.service.writer._thread  # first batch taken, blocked on the lock:
+            wait_for(lambda: running(writer, "_commit"), what="the writer's first commit")
             second = threading.Thread(target=lambda: first.append(c.post(body2).status_code))
             second.start()
-            time.sleep(0.3)  # second batch queued
+            depth = "badge_queue_depth_spans"  # second batch queued
+            wait_for(lambda: metric(c, depth), until=lambda spans: spans == 4, what=depth)
             reply = c.post(simple_trace().SerializeToString())
             assert reply.status_code == 503
             assert "queue full" in status_of(reply.content).message

@@ -11,9 +11,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from bench.support.otlp import agent_run
 from bench.support.servers import ServerProcess, cli, start_server
+
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
 RUNS = 12
 

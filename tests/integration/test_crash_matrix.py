@@ -10,6 +10,8 @@ import pytest
 
 from bench.support.crashes import KINDS, run_trial
 
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
+
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_sigkill_loses_nothing_acknowledged_and_runs_match_spans_after_restart(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -24,6 +25,8 @@ from bench.support.otlp import simple_trace
 from bench.support.servers import EXPORT
 from tests.integration.harness import Collector, running_collector, wait_for
 from tests.integration.outages import GENEROUS_S, metric
+
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
 
 @contextmanager

@@ -61,16 +61,25 @@ class Door:
         return self.http.post("/v1/traces", content=body, headers=headers)
 
     def grpc(self, body: bytes, *, compress: bool = False) -> tuple[grpc.StatusCode, str, bytes]:
-        try:
-            answer = self._export(
-                body,
-                metadata=[("authorization", f"Bearer {self.key}")],
-                timeout=120,
-                compression=grpc.Compression.Gzip if compress else None,
-            )
-        except grpc.RpcError as exc:
-            return exc.code(), exc.details() or "", b""
-        return grpc.StatusCode.OK, "", answer
+        for _ in range(3):
+            try:
+                answer = self._export(
+                    body,
+                    metadata=[("authorization", f"Bearer {self.key}")],
+                    timeout=120,
+                    compression=grpc.Compression.Gzip if compress else None,
+                )
+            except grpc.RpcError as exc:
+                # The server closes a connection idle for 15 s; a call that meets that
+                # GOAWAY on its way is UNAVAILABLE before the server saw it, and, too big
+                # for grpc-core's transparent retry, is sent again here as an exporter
+                # would (it took a slow step before it, on a busy machine, to get here).
+                idle = "GOAWAY" in (exc.details() or "") and "idle" in (exc.details() or "")
+                if exc.code() == grpc.StatusCode.UNAVAILABLE and idle:
+                    continue
+                return exc.code(), exc.details() or "", b""
+            return grpc.StatusCode.OK, "", answer
+        raise AssertionError("three calls in a row met the GOAWAY of an idle connection")
 
     def api(self, path: str) -> Any:
         reply = self.http.get(f"/api/v1{path}", headers={"authorization": f"Bearer {self.key}"})

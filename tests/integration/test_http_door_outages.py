@@ -36,6 +36,8 @@ from tests.integration.outages import (
     upload_head,
 )
 
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
+
 Connect = Callable[[Collector], socket.socket]
 
 

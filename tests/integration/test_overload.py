@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from bench.support.otlp import simple_trace
 from tests.integration.harness import Collector, running_collector, wait_for
+
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
 
 def metric(c: Collector, name: str) -> float:
@@ -50,9 +53,13 @@ def test_past_the_inflight_bound_exports_are_refused_at_once_and_not_decoded(
                 details = dict(error.trailing_metadata() or ())["grpc-status-details-bin"]
                 retry = error_details_pb2.RetryInfo()
                 assert status_pb2.Status.FromString(details).details[0].Unpack(retry)
-            assert time.monotonic() - started < 2  # at once, not after the blocked commit
-            # Refused before decoding: only the first request's spans were ever decoded.
-            assert metric(c, "badge_spans_received_total") == 4
+            # At once, not after the blocked commit (which never comes while the lock is
+            # held: a queued export would wait out its client's 30 s timeout).
+            assert time.monotonic() - started < 10
+            # Refused before decoding: only the first request's spans were ever decoded
+            # (admitted first, the first request may still be decoding: wait for it).
+            received = wait_for(lambda: metric(c, "badge_spans_received_total"), until=bool)
+            assert received == 4
         first.join(30)
         assert answers == [200]
         assert metric(c, "badge_inflight_bytes") == 0  # every reservation returned

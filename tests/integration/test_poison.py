@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -21,7 +20,8 @@ from bench.support.otlp import new_span_id, new_trace_id, request, simple_trace,
 from collector.errors import BadRequest
 from collector.writer import Batch
 from tests.collector.span_rows import span_row
-from tests.integration.harness import Collector, running_collector
+from tests.integration.harness import Collector, running_collector, wait_for
+from tests.integration.outages import metric
 
 TOO_LATE = 1 << 63  # legal for a fixed64, not for a signed 64-bit column
 
@@ -73,6 +73,7 @@ def test_out_of_range_enums_are_refused_per_span(collector: Collector) -> None:
     assert ExportTraceServiceResponse.FromString(result).partial_success.rejected_spans == 1
 
 
+@pytest.mark.timing
 def test_poison_and_innocent_traffic_together_every_innocent_request_is_200(
     collector: Collector,
 ) -> None:
@@ -101,7 +102,9 @@ def test_poison_and_innocent_traffic_together_every_innocent_request_is_200(
     with collector.writes_blocked():  # the first requests all wait for one commit
         first = threading.Thread(target=together, args=(1,))
         first.start()
-        time.sleep(1.0)  # all six decoded and queued behind the held lock
+        # all six decoded and queued behind the held lock: 4 x 4 innocent spans, 2 x 2 poison
+        received = "badge_spans_received_total"
+        wait_for(lambda: metric(collector, received), until=lambda n: n == 20, what=received)
     first.join()
     together(10)  # and then as they come
     assert codes["innocent"] == [200] * 44

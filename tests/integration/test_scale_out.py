@@ -25,6 +25,8 @@ from bench.support.postgres import PostgresCluster
 from bench.support.servers import OtlpClient, ServerProcess, cli, start_server
 from tests.integration.harness import RUN_OUTCOME_COLUMNS
 
+pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
+
 COMPARED = ("id", "agent_id", "trace_id", *RUN_OUTCOME_COLUMNS)  # one owner: ids agree too
 TRACES = 60
 

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from bench.support.postgres import PostgresCluster
 from bench.support.servers import cli, start_server
 from collector.certificates.keyfile import KeyFile, read_key
 from tests.integration.certificates import API, get, run_id_of, send_run
 from tests.integration.harness import running_collector, wait_for
+from tests.waiting import terminate_backends
 
 CREATED = re.compile(r"Created the signing key (\S+) \(kid ([0-9a-f]{16}), mode 0600\)")
 
@@ -97,6 +99,7 @@ def test_a_retired_key_brought_back_signs_nothing(tmp_path: Path) -> None:
         assert reply.status_code == 503 and f"kid {old_kid}" in reply.json()["detail"]
 
 
+@pytest.mark.timing
 def test_a_database_outage_answers_the_log_keys_and_badges_with_503(
     tmp_path: Path, postgres: PostgresCluster
 ) -> None:
@@ -110,10 +113,8 @@ def test_a_database_outage_answers_the_log_keys_and_badges_with_503(
         admin = dict(host="127.0.0.1", port=postgres.port, user="postgres", dbname="postgres")
         with psycopg.connect(**admin, autocommit=True) as conn:  # type: ignore[arg-type]
             conn.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                (name,),
-            )
+            # gone before the first request: pg_terminate_backend only signals them
+            terminate_backends(url, "SELECT pid FROM pg_stat_activity WHERE datname = %s", name)
             try:
                 # What reads only the certificate ports; the certificate
                 # routes read the run store first, whose outages are
