@@ -1,0 +1,245 @@
+"""Check a draft convention file (CONVENTIONS.md sections 1-3) against a recording.
+
+    python -m kit.convention_check CONVENTION.yaml RECORDING_DIR [--spans]
+
+Classifies every span of the recording with that one convention file, counts each run the way
+RUNS.md does once roles are known (tool steps without `not_a_step` spans and nested duplicates;
+LLM calls without LLM spans nested in an LLM span; tokens summed over the counted LLM calls,
+else the outermost agent/root span's totals) and compares with expected.json (steps =
+tool_calls, llm_calls, input_tokens, output_tokens). Exit 0 when every run matches.
+
+This is a recorder's aid for drafting convention files, NOT the collector's engine: it reads
+only what the draft files here use, follows the spec's wording where the engine may be more
+precise, and knows nothing of the other built-in families. Needs PyYAML (`pip install pyyaml`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kit.finish import Span, load_payloads, spans_of, unique
+
+ROLES = ("not_a_step", "tool", "llm", "agent")  # CONVENTIONS.md section 1: order tried
+ROOT_NAME = "badge.run"
+
+
+def normalised(value: Any) -> Any:
+    """CONVENTIONS.md section 2: a JSON string literal is unquoted once; strings stripped."""
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, str):
+                text = decoded.strip()
+        return text
+    return value
+
+
+def same(value: Any, wanted: Any) -> bool:
+    value = normalised(value)
+    if isinstance(wanted, bool) or isinstance(value, bool):
+        return str(value).lower() == str(wanted).lower()
+    if isinstance(wanted, int | float):
+        try:
+            return float(value) == float(wanted)
+        except (TypeError, ValueError):
+            return False
+    return str(value).lower() == str(wanted).strip().lower()
+
+
+def holds(cond: dict[str, Any], span: Span) -> bool:
+    for key, arg in cond.items():
+        if key in ("equals", "in", "matches"):
+            continue
+        if key in ("attr", "resource"):
+            found = span.attrs if key == "attr" else span.resource
+            if arg not in found:
+                return False
+            value = found[arg]
+            if "equals" in cond and not same(value, cond["equals"]):
+                return False
+            if "in" in cond and not any(same(value, v) for v in cond["in"]):
+                return False
+            if "matches" in cond and not re.search(cond["matches"], str(normalised(value))):
+                return False
+        elif key == "scope":
+            globs = arg if isinstance(arg, list) else [arg]
+            if not any(fnmatch.fnmatchcase(span.scope, g) for g in globs):
+                return False
+        elif key == "name":
+            if not re.search(arg, span.name):
+                return False
+        elif key == "kind":
+            if span.kind not in (arg if isinstance(arg, list) else [arg]):
+                return False
+        elif key == "status":
+            if span.status != arg:
+                return False
+        elif key == "any":
+            if not any(holds(c, span) for c in arg):
+                return False
+        elif key == "all":
+            if not all(holds(c, span) for c in arg):
+                return False
+        elif key == "not":
+            if holds(arg, span):
+                return False
+        else:
+            raise ValueError(f"unknown condition {key!r}")
+    return True
+
+
+def source(items: list[dict[str, Any]] | None, span: Span) -> Any:
+    """CONVENTIONS.md section 3: the first item that yields a value."""
+    for item in items or []:
+        if "attr" in item and item["attr"] in span.attrs:
+            value = span.attrs[item["attr"]]
+            if "json" not in item:
+                return normalised(value)
+            try:
+                node = json.loads(value) if isinstance(value, str) else value
+            except ValueError:
+                continue
+            for part in str(item["json"]).split("."):
+                if isinstance(node, dict) and part in node:
+                    node = node[part]
+                elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                    node = node[int(part)]
+                else:
+                    node = None
+                    break
+            if node is not None:
+                return node
+        elif "name" in item:
+            match = re.search(item["name"], span.name)
+            if match and match.groups():
+                return match.group(1)
+        elif "resource" in item and item["resource"] in span.resource:
+            return normalised(span.resource[item["resource"]])
+    return None
+
+
+def number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        found = float(value)
+    except (TypeError, ValueError):
+        return None
+    return found if found >= 0 else None
+
+
+def classify(conv: dict[str, Any], span: Span) -> tuple[str, dict[str, Any] | None]:
+    if "applies_to" in conv and not holds(conv["applies_to"], span):
+        return "other", None
+    for role in ROLES:
+        for rule in conv.get(role) or []:
+            if holds(rule["when"], span):
+                return role, rule
+    return "other", None
+
+
+def count_run(conv: dict[str, Any], spans: list[Span]) -> dict[str, Any]:
+    by_id = {s.span_id: s for s in spans}
+    roles = {s.span_id: classify(conv, s) for s in spans}
+
+    def tool_identity(span: Span) -> tuple[Any, Any]:
+        rule = roles[span.span_id][1] or {}
+        return source(rule.get("call_id"), span), source(rule.get("tool_name"), span)
+
+    def nearest(span: Span, wanted: str) -> Span | None:
+        parent = by_id.get(span.parent_span_id)
+        while parent is not None:
+            if roles[parent.span_id][0] in wanted.split("|"):
+                return parent
+            parent = by_id.get(parent.parent_span_id)
+        return None
+
+    steps = 0
+    for span in spans:
+        role = roles[span.span_id][0]
+        if role != "tool":
+            continue
+        above = nearest(span, "tool|not_a_step")
+        if above is not None:
+            mine, theirs = tool_identity(span), tool_identity(above)
+            # RUNS.md: the nearest tool ancestor is the same call (same call id, or the same
+            # tool name with nothing but non-tool spans between): a nested duplicate
+            if (mine[0] and mine[0] == theirs[0]) or (mine[1] and mine[1] == theirs[1]):
+                continue
+        steps += 1
+    usage = conv.get("usage") or {}
+    llm_spans = [s for s in spans if roles[s.span_id][0] == "llm" and nearest(s, "llm") is None]
+    tokens = {"input_tokens": 0, "output_tokens": 0}
+    cost, carried = 0.0, False
+    for span in llm_spans:
+        for key in tokens:
+            value = number(source(usage.get(key), span))
+            if value is not None:
+                tokens[key] += int(value)
+                carried = True
+        value = number(source(usage.get("cost_usd"), span))
+        if value is not None:
+            cost += value
+    if not carried:  # run totals: the outermost agent/root span that carries them
+        totals = [s for s in spans if roles[s.span_id][0] == "agent" or s.name == ROOT_NAME]
+        for span in sorted(totals, key=lambda s: s.start):
+            found = {k: number(source(usage.get(k), span)) for k in tokens}
+            if any(v is not None for v in found.values()):
+                tokens = {k: int(v or 0) for k, v in found.items()}
+                break
+    return {"steps": steps, "llm_calls": len(llm_spans), **tokens, "cost_usd": cost, "roles": roles}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kit.convention_check", description=__doc__)
+    parser.add_argument("convention", type=Path)
+    parser.add_argument("recording", type=Path)
+    parser.add_argument("--spans", action="store_true", help="print each span's role and rule")
+    args = parser.parse_args(argv)
+    conv = yaml.safe_load(args.convention.read_text())
+    expected = json.loads((args.recording / "expected.json").read_text())
+    traces: dict[str, list[Span]] = defaultdict(list)
+    for span in unique(spans_of(load_payloads(args.recording))):
+        traces[span.trace_id].append(span)
+    wrong = 0
+    for trace_id, want in expected["runs"].items():
+        got = count_run(conv, traces.get(trace_id, []))
+        pairs = {
+            "steps": (got["steps"], want["tool_calls"]),
+            "llm_calls": (got["llm_calls"], want["llm_calls"]),
+            "input_tokens": (got["input_tokens"], want["input_tokens"]),
+            "output_tokens": (got["output_tokens"], want["output_tokens"]),
+        }
+        bad = {k: v for k, v in pairs.items() if v[0] != v[1]}
+        wrong += bool(bad)
+        label = "ok   " if not bad else "WRONG"
+        detail = ", ".join(f"{k} {g} (truth {t})" for k, (g, t) in bad.items())
+        print(
+            f"{label} run {want['run_index']:>2} {want['task_id']:<28} steps {got['steps']} "
+            f"llm {got['llm_calls']} tokens {got['input_tokens']}/{got['output_tokens']} "
+            f"cost {got['cost_usd']:.8f} {detail}"
+        )
+        if args.spans:
+            for span in sorted(traces.get(trace_id, []), key=lambda s: s.start):
+                role, rule = got["roles"][span.span_id]
+                index = "" if rule is None else f"[{(conv.get(role) or []).index(rule)}]"
+                print(f"      {role}{index:<4} {span.name} ({span.scope})")
+    total = len(expected["runs"])
+    print(f"{total - wrong} of {total} runs right with {args.convention}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
