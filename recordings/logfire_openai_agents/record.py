@@ -143,8 +143,7 @@ def charge_card(order_id: str, amount: float) -> str:
 
 
 PLAIN_TOOLS: dict[str, Callable[..., Any]] = {
-    f.__name__: f
-    for f in (get_weather, convert_currency, add, multiply, lookup_order, search_docs)
+    f.__name__: f for f in (get_weather, convert_currency, add, multiply, lookup_order, search_docs)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -256,9 +255,7 @@ def sdk_run(agent_key: str, stream: bool = False) -> Callable[[dict[str, Any], s
             agent = built[agent_key]
             try:
                 if stream:
-                    result = Runner.run_streamed(
-                        agent, prompt, hooks=counting_hooks(), max_turns=8
-                    )
+                    result = Runner.run_streamed(agent, prompt, hooks=counting_hooks(), max_turns=8)
                     async for _event in result.stream_events():
                         pass
                     return str(result.final_output)
@@ -533,7 +530,9 @@ SCENARIOS = [
         "65",
         {
             "chat-model": [
-                calls(("lookup_order", {"order_id": "A-100"}), ("lookup_order", {"order_id": "A-101"})),
+                calls(
+                    ("lookup_order", {"order_id": "A-100"}), ("lookup_order", {"order_id": "A-101"})
+                ),
                 calls(("add", {"a": 40, "b": 25})),
                 text("Orders A-100 and A-101 total 65 USD."),
             ]
@@ -714,7 +713,7 @@ NOTES = [
     "(`get_weather`), arguments in `input` (JSON text), result in `output`, `mcp_data`; NO "
     "call id and no gen_ai.operation.name / gen_ai.tool.name; `gen_ai.system = openai` on "
     "every SDK span. A tool that raised and was reported to the model: status ERROR, "
-    "`logfire.level_num = 17`, `error` = {\"message\":\"Error running tool (non-fatal)\",...}, "
+    '`logfire.level_num = 17`, `error` = {"message":"Error running tool (non-fatal)",...}, '
     "no exception event (the SDK redacts the error). A handoff has NO Function span: only "
     "`Handoff: {from_agent} → {to_agent}` (attributes from_agent, to_agent); the next agent's "
     "`Agent run` is a sibling under the Task span. An agent used as a tool: `Function: "
@@ -723,7 +722,7 @@ NOTES = [
     "{gen_ai.request.model!r}` carries gen_ai.operation.name = chat, gen_ai.request.model / "
     "gen_ai.response.model, gen_ai.usage.input_tokens / output_tokens (ints), gen_ai.usage.raw, "
     "`usage` (JSON text), `response` (the whole Response as JSON), `events`. A FAILED Responses "
-    "call (HTTP 500/503): status ERROR + exception event, `error` JSON, usage = \"null\" and NO "
+    'call (HTTP 500/503): status ERROR + exception event, `error` JSON, usage = "null" and NO '
     "gen_ai.operation.name (it is set only from the response). Chat Completions "
     "(OpenAIChatCompletionsModel) `Chat completion with {gen_ai.request.model!r}` NEVER has "
     "gen_ai.operation.name (only logfire.tags = [LLM]); it has gen_ai.request/response.model, "
@@ -740,7 +739,7 @@ NOTES = [
     "request, gen_ai.operation.name = chat, gen_ai.provider.name / gen_ai.system = openai, "
     "gen_ai.request.model, gen_ai.response.model, gen_ai.usage.*, gen_ai.input.messages, "
     "gen_ai.output.messages (tool_call parts: the requested calls), gen_ai.tool.definitions, "
-    "request_data = {\"model\": ...}. A STREAMED call is TWO sibling spans: the request span "
+    'request_data = {"model": ...}. A STREAMED call is TWO sibling spans: the request span '
     "(ends when the response headers arrive; no usage, no output, no response id) and a log "
     "`streaming response from {request_data[model]!r} took {duration:.2f}s` (logfire.span_type "
     "= log, zero duration, parent given as a remote parent: flags 0x300) with the usage, output "
