@@ -1,12 +1,22 @@
 """Check a draft convention file (CONVENTIONS.md sections 1-3) against a recording.
 
     python -m kit.convention_check CONVENTION.yaml RECORDING_DIR [--spans]
+        [--also OTHER.yaml ...] [--requested]
 
 Classifies every span of the recording with that one convention file, counts each run the way
 RUNS.md does once roles are known (tool steps without `not_a_step` spans and nested duplicates;
 LLM calls without LLM spans nested in an LLM span; tokens summed over the counted LLM calls,
 else the outermost agent/root span's totals) and compares with expected.json (steps =
 tool_calls, llm_calls, input_tokens, output_tokens). Exit 0 when every run matches.
+
+`--also FILE` (repeatable) adds more convention files, tried after the first in the order given
+(CONVENTIONS.md section 4: the first rule that matches, walking the files in order, decides);
+`kit/standins/` has stand-ins for built-in families (GenAI, OpenInference) written from RUNS.md's
+attribute lists, for checking a recording that needs them beside a draft. `--requested` applies
+the engine rule of RUNS.md "Run fields" `steps_source`: a run with no tool span gets as steps the
+tool calls its counted LLM calls requested (OpenInference
+`llm.output_messages.<i>.message.tool_calls.<j>.*`, GenAI `gen_ai.output.messages` parts of type
+`tool_call`, OpenLLMetry `gen_ai.completion.<i>.tool_calls.<j>.*`).
 
 This is a recorder's aid for drafting convention files, NOT the collector's engine: it reads
 only what the draft files here use, follows the spec's wording where the engine may be more
@@ -150,9 +160,51 @@ def classify(conv: dict[str, Any], span: Span) -> tuple[str, dict[str, Any] | No
     return "other", None
 
 
-def count_run(conv: dict[str, Any], spans: list[Span]) -> dict[str, Any]:
+def classify_all(
+    convs: list[dict[str, Any]], span: Span
+) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+    """CONVENTIONS.md section 4: the conventions in order; the first whose rule matches decides."""
+    for conv in convs:
+        role, rule = classify(conv, span)
+        if rule is not None:
+            return role, rule, conv
+    return "other", None, convs[0]
+
+
+OPENINFERENCE_REQUESTED = re.compile(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.")
+OPENLLMETRY_REQUESTED = re.compile(r"^gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.")
+
+
+def requested_calls(span: Span) -> int:
+    """The tool calls an LLM span says the model requested (RUNS.md "Run fields", steps_source)."""
+    found = {
+        (pattern.pattern, m.group(1), m.group(2))
+        for key in span.attrs
+        for pattern in (OPENINFERENCE_REQUESTED, OPENLLMETRY_REQUESTED)
+        if (m := pattern.match(key))
+    }
+    messages = span.attrs.get("gen_ai.output.messages")
+    try:
+        parsed = json.loads(messages) if isinstance(messages, str) else messages
+    except ValueError:
+        parsed = None
+    parts = [
+        part
+        for message in (parsed if isinstance(parsed, list) else [])
+        if isinstance(message, dict)
+        for part in (message.get("parts") or [])
+        if isinstance(part, dict) and part.get("type") == "tool_call"
+    ]
+    return len(found) + len(parts)
+
+
+def count_run(
+    conv: dict[str, Any] | list[dict[str, Any]], spans: list[Span], requested: bool = False
+) -> dict[str, Any]:
+    convs = conv if isinstance(conv, list) else [conv]
     by_id = {s.span_id: s for s in spans}
-    roles = {s.span_id: classify(conv, s) for s in spans}
+    decided = {s.span_id: classify_all(convs, s) for s in spans}
+    roles = {k: (role, rule) for k, (role, rule, _) in decided.items()}
 
     def tool_identity(span: Span) -> tuple[Any, Any]:
         rule = roles[span.span_id][1] or {}
@@ -179,11 +231,15 @@ def count_run(conv: dict[str, Any], spans: list[Span]) -> dict[str, Any]:
             if (mine[0] and mine[0] == theirs[0]) or (mine[1] and mine[1] == theirs[1]):
                 continue
         steps += 1
-    usage = conv.get("usage") or {}
     llm_spans = [s for s in spans if roles[s.span_id][0] == "llm" and nearest(s, "llm") is None]
+    steps_source = "spans"
+    if requested and not any(role in ("tool", "not_a_step") for role, _ in roles.values()):
+        steps = sum(requested_calls(s) for s in llm_spans)
+        steps_source = "requested"
     tokens = {"input_tokens": 0, "output_tokens": 0}
     cost, carried = 0.0, False
     for span in llm_spans:
+        usage = decided[span.span_id][2].get("usage") or {}
         for key in tokens:
             value = number(source(usage.get(key), span))
             if value is not None:
@@ -195,11 +251,19 @@ def count_run(conv: dict[str, Any], spans: list[Span]) -> dict[str, Any]:
     if not carried:  # run totals: the outermost agent/root span that carries them
         totals = [s for s in spans if roles[s.span_id][0] == "agent" or s.name == ROOT_NAME]
         for span in sorted(totals, key=lambda s: s.start):
+            usage = decided[span.span_id][2].get("usage") or {}
             found = {k: number(source(usage.get(k), span)) for k in tokens}
             if any(v is not None for v in found.values()):
                 tokens = {k: int(v or 0) for k, v in found.items()}
                 break
-    return {"steps": steps, "llm_calls": len(llm_spans), **tokens, "cost_usd": cost, "roles": roles}
+    return {
+        "steps": steps,
+        "steps_source": steps_source,
+        "llm_calls": len(llm_spans),
+        **tokens,
+        "cost_usd": cost,
+        "roles": roles,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,15 +271,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("convention", type=Path)
     parser.add_argument("recording", type=Path)
     parser.add_argument("--spans", action="store_true", help="print each span's role and rule")
+    parser.add_argument(
+        "--also", type=Path, action="append", default=[], help="more convention files, in order"
+    )
+    parser.add_argument(
+        "--requested",
+        action="store_true",
+        help="a run with no tool span counts the tool calls its LLM calls requested",
+    )
     args = parser.parse_args(argv)
-    conv = yaml.safe_load(args.convention.read_text())
+    convs = [yaml.safe_load(path.read_text()) for path in [args.convention, *args.also]]
     expected = json.loads((args.recording / "expected.json").read_text())
     traces: dict[str, list[Span]] = defaultdict(list)
     for span in unique(spans_of(load_payloads(args.recording))):
         traces[span.trace_id].append(span)
     wrong = 0
     for trace_id, want in expected["runs"].items():
-        got = count_run(conv, traces.get(trace_id, []))
+        got = count_run(convs, traces.get(trace_id, []), requested=args.requested)
         pairs = {
             "steps": (got["steps"], want["tool_calls"]),
             "llm_calls": (got["llm_calls"], want["llm_calls"]),
@@ -226,18 +298,23 @@ def main(argv: list[str] | None = None) -> int:
         wrong += bool(bad)
         label = "ok   " if not bad else "WRONG"
         detail = ", ".join(f"{k} {g} (truth {t})" for k, (g, t) in bad.items())
+        steps = f"{got['steps']}" + (" (requested)" if got["steps_source"] == "requested" else "")
         print(
-            f"{label} run {want['run_index']:>2} {want['task_id']:<28} steps {got['steps']} "
+            f"{label} run {want['run_index']:>2} {want['task_id']:<28} steps {steps} "
             f"llm {got['llm_calls']} tokens {got['input_tokens']}/{got['output_tokens']} "
             f"cost {got['cost_usd']:.8f} {detail}"
         )
         if args.spans:
             for span in sorted(traces.get(trace_id, []), key=lambda s: s.start):
                 role, rule = got["roles"][span.span_id]
-                index = "" if rule is None else f"[{(conv.get(role) or []).index(rule)}]"
-                print(f"      {role}{index:<4} {span.name} ({span.scope})")
+                owner = next((c for c in convs if rule in (c.get(role) or [])), None)
+                index = "" if owner is None else f"[{(owner.get(role) or []).index(rule)}]"
+                name = "" if owner is None or len(convs) == 1 else f" {owner['convention']}"
+                print(f"      {role}{index:<4} {span.name} ({span.scope}){name}")
     total = len(expected["runs"])
-    print(f"{total - wrong} of {total} runs right with {args.convention}")
+    files = ", ".join(str(p) for p in [args.convention, *args.also])
+    extra = " and the requested-calls rule" if args.requested else ""
+    print(f"{total - wrong} of {total} runs right with {files}{extra}")
     return 1 if wrong else 0
 
 
