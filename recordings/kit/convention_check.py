@@ -140,6 +140,50 @@ def source(items: list[dict[str, Any]] | None, span: Span) -> Any:
     return None
 
 
+# CONVENTIONS.md section 3: where a rule gives no tool_name / call_id / model, or a file no
+# usage field, the built-in GenAI keys of RUNS.md apply (the collector's defaults).
+DEFAULTS: dict[str, list[dict[str, Any]]] = {
+    "tool_name": [
+        {"attr": k} for k in ("gen_ai.tool.name", "tool.name", "mcp.tool.name", "ai.toolCall.name")
+    ],
+    "call_id": [{"attr": k} for k in ("gen_ai.tool.call.id", "tool.id", "ai.toolCall.id")],
+    "model": [
+        {"attr": k} for k in ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+    ],
+    "input_tokens": [
+        {"attr": k}
+        for k in (
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.prompt_tokens",
+            "llm.token_count.prompt",
+        )
+    ],
+    "output_tokens": [
+        {"attr": k}
+        for k in (
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+        )
+    ],
+    "cost_usd": [
+        {"attr": k}
+        for k in (
+            "gen_ai.usage.cost",
+            "gen_ai.usage.cost.amount",
+            "llm.cost.total",
+            "operation.cost",
+        )
+    ],
+}
+
+
+def given(mapping: dict[str, Any] | None, field: str) -> list[dict[str, Any]]:
+    """A rule's or a usage's source for `field`, else the built-in GenAI keys."""
+    found = (mapping or {}).get(field)
+    return found if found else DEFAULTS[field]
+
+
 def number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -198,8 +242,108 @@ def requested_calls(span: Span) -> int:
     return len(found) + len(parts)
 
 
+ANSWER_PREFIXES = (
+    "gen_ai.usage.",
+    "llm.token_count.",
+    "gen_ai.output.messages",
+    "gen_ai.completion",
+    "llm.output_messages",
+    "ai.response",
+)
+REQUEST_PREFIXES = (
+    "gen_ai.input.messages",
+    "gen_ai.prompt",
+    "gen_ai.system_instructions",
+    "llm.input_messages",
+    "llm.prompts",
+    "ai.prompt",
+)
+
+
+def answered_apart(llm_spans: list[Span], carries_usage: Any, model_of: Any) -> set[str]:
+    """The collector's engine rule (docs/runs.md "LLM calls that are no call"): an LLM span
+    that reports what was sent but no usage and no answer, did not fail, and is followed by
+    a sibling LLM span of the same model that reports the answer, is the request half of one
+    call (Pydantic Logfire's streamed calls): the ids of such request spans."""
+    by_parent: dict[str, list[Span]] = defaultdict(list)
+    for span in llm_spans:
+        by_parent[span.parent_span_id].append(span)
+    paired: set[str] = set()
+    for siblings in by_parent.values():
+        waiting: list[Span] = []
+        for span in sorted(siblings, key=lambda s: (s.start, s.span_id)):
+            answer = carries_usage(span) or any(k.startswith(ANSWER_PREFIXES) for k in span.attrs)
+            if not answer:
+                if span.status != "ERROR" and any(
+                    k.startswith(REQUEST_PREFIXES) for k in span.attrs
+                ):
+                    waiting.append(span)
+                continue
+            for index, request in enumerate(waiting):
+                mine, theirs = model_of(span), model_of(request)
+                if mine is None or theirs is None or mine == theirs:
+                    paired.add(request.span_id)
+                    del waiting[index]
+                    break
+    return paired
+
+
+def prepared(llm_spans: list[Span], carries_usage: Any, model_of: Any) -> set[str]:
+    """The collector's engine rule (docs/runs.md "LLM calls that are no call"): an LLM span
+    with no usage, cost or messages at all, not failed, beside a sibling LLM span of the same
+    model (or one naming none) that has them, prepares the request (llama-index)."""
+    markers = ANSWER_PREFIXES + REQUEST_PREFIXES
+
+    def says(span: Span) -> bool:
+        return carries_usage(span) or any(k.startswith(markers) for k in span.attrs)
+
+    found: set[str] = set()
+    for span in llm_spans:
+        if span.status == "ERROR" or says(span):
+            continue
+        model = model_of(span)
+        if any(
+            other is not span
+            and other.parent_span_id == span.parent_span_id
+            and says(other)
+            and (model is None or model_of(other) in (None, model))
+            for other in llm_spans
+        ):
+            found.add(span.span_id)
+    return found
+
+
+_NOT_A_NAME = re.compile(r"[^0-9a-z]+")
+HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_", "handoff_to_")
+
+
+def agent_key(name: str) -> str:
+    return _NOT_A_NAME.sub("_", name.lower()).strip("_")
+
+
+def handoff(span: Span, tool: Any, agents: set[str]) -> bool:
+    """The collector's engine rule (docs/runs.md "Not a step"): a tool named
+    transfer_to_<agent> (transfer_back_to_, handoff_to_) for an agent of the trace, with or
+    without a namespace, or whose gen_ai.tool.type says transfer or handoff."""
+    kind = str(span.attrs.get("gen_ai.tool.type") or "").lower()
+    if "transfer" in kind or "handoff" in kind:
+        return True
+    if tool is None:
+        return False
+    text = str(tool).strip().lower()
+    bare = {text} | {text.rsplit(sep, 1)[1] for sep in ("-", ".", "__", ":", "/") if sep in text}
+    return any(
+        b.startswith(prefix) and agent_key(b[len(prefix) :]) in agents
+        for b in bare
+        for prefix in HANDOFF_PREFIXES
+    )
+
+
 def count_run(
-    conv: dict[str, Any] | list[dict[str, Any]], spans: list[Span], requested: bool = False
+    conv: dict[str, Any] | list[dict[str, Any]],
+    spans: list[Span],
+    requested: bool = False,
+    engine: bool = False,
 ) -> dict[str, Any]:
     convs = conv if isinstance(conv, list) else [conv]
     by_id = {s.span_id: s for s in spans}
@@ -208,7 +352,7 @@ def count_run(
 
     def tool_identity(span: Span) -> tuple[Any, Any]:
         rule = roles[span.span_id][1] or {}
-        return source(rule.get("call_id"), span), source(rule.get("tool_name"), span)
+        return source(given(rule, "call_id"), span), source(given(rule, "tool_name"), span)
 
     def nearest(span: Span, wanted: str) -> Span | None:
         parent = by_id.get(span.parent_span_id)
@@ -218,10 +362,22 @@ def count_run(
             parent = by_id.get(parent.parent_span_id)
         return None
 
+    agents: set[str] = set()
+    if engine:
+        for span in spans:
+            if roles[span.span_id][0] != "agent":
+                continue
+            name = span.attrs.get("gen_ai.agent.name") or span.attrs.get("agent.name")
+            if name is None and span.name.startswith("invoke_agent "):
+                name = span.name[len("invoke_agent ") :]
+            if name:
+                agents.add(agent_key(str(name)))
     steps = 0
     for span in spans:
         role = roles[span.span_id][0]
         if role != "tool":
+            continue
+        if engine and handoff(span, tool_identity(span)[1], agents):
             continue
         above = nearest(span, "tool|not_a_step")
         if above is not None:
@@ -232,8 +388,25 @@ def count_run(
                 continue
         steps += 1
     llm_spans = [s for s in spans if roles[s.span_id][0] == "llm" and nearest(s, "llm") is None]
+    if engine:
+
+        def carries_usage(span: Span) -> bool:
+            usage = decided[span.span_id][2].get("usage") or {}
+            return any(
+                number(source(given(usage, k), span)) is not None
+                for k in ("input_tokens", "output_tokens", "cost_usd")
+            )
+
+        def model_of(span: Span) -> Any:
+            return source(given(roles[span.span_id][1], "model"), span)
+
+        apart = answered_apart(llm_spans, carries_usage, model_of)
+        apart |= prepared(llm_spans, carries_usage, model_of)
+        llm_spans = [s for s in llm_spans if s.span_id not in apart]
     steps_source = "spans"
-    if requested and not any(role in ("tool", "not_a_step") for role, _ in roles.values()):
+    if (requested or engine) and not any(
+        role in ("tool", "not_a_step") for role, _ in roles.values()
+    ):
         steps = sum(requested_calls(s) for s in llm_spans)
         steps_source = "requested"
     tokens = {"input_tokens": 0, "output_tokens": 0}
@@ -241,18 +414,18 @@ def count_run(
     for span in llm_spans:
         usage = decided[span.span_id][2].get("usage") or {}
         for key in tokens:
-            value = number(source(usage.get(key), span))
+            value = number(source(given(usage, key), span))
             if value is not None:
                 tokens[key] += int(value)
                 carried = True
-        value = number(source(usage.get("cost_usd"), span))
+        value = number(source(given(usage, "cost_usd"), span))
         if value is not None:
             cost += value
     if not carried:  # run totals: the outermost agent/root span that carries them
         totals = [s for s in spans if roles[s.span_id][0] == "agent" or s.name == ROOT_NAME]
         for span in sorted(totals, key=lambda s: s.start):
             usage = decided[span.span_id][2].get("usage") or {}
-            found = {k: number(source(usage.get(k), span)) for k in tokens}
+            found = {k: number(source(given(usage, k), span)) for k in tokens}
             if any(v is not None for v in found.values()):
                 tokens = {k: int(v or 0) for k, v in found.items()}
                 break
@@ -279,6 +452,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a run with no tool span counts the tool calls its LLM calls requested",
     )
+    parser.add_argument(
+        "--engine",
+        action="store_true",
+        help="the collector's engine rules the checker knows besides the files: --requested, "
+        "handoffs named for an agent of the trace, LLM spans that prepare a request or whose "
+        "answer a sibling reports",
+    )
     args = parser.parse_args(argv)
     convs = [yaml.safe_load(path.read_text()) for path in [args.convention, *args.also]]
     expected = json.loads((args.recording / "expected.json").read_text())
@@ -287,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
         traces[span.trace_id].append(span)
     wrong = 0
     for trace_id, want in expected["runs"].items():
-        got = count_run(convs, traces.get(trace_id, []), requested=args.requested)
+        got = count_run(
+            convs, traces.get(trace_id, []), requested=args.requested, engine=args.engine
+        )
         pairs = {
             "steps": (got["steps"], want["tool_calls"]),
             "llm_calls": (got["llm_calls"], want["llm_calls"]),
@@ -314,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     total = len(expected["runs"])
     files = ", ".join(str(p) for p in [args.convention, *args.also])
     extra = " and the requested-calls rule" if args.requested else ""
+    extra = " and the engine rules" if args.engine else extra
     print(f"{total - wrong} of {total} runs right with {files}{extra}")
     return 1 if wrong else 0
 
