@@ -318,14 +318,16 @@ def _what_it_says(recognition: Recognition, attrs: Mapping[str, Any]) -> str | N
         or recognition.cost_usd is not None
     ):
         return _ANSWER
-    request = False
-    for key in attrs:
-        if key.startswith(_ANSWERS):
-            return _ANSWER
-        request = request or key.startswith(c.CONTENT_MARKERS)
-    return _REQUEST if request else None
+    said = None
+    for key in attrs:  # one prefix test per key, as for any span
+        if key.startswith(_SAYS):
+            if key.startswith(_ANSWERS):
+                return _ANSWER
+            said = _REQUEST
+    return said
 
 
+_SAYS = c.USAGE_PREFIXES + c.CONTENT_MARKERS
 _ANSWERS = c.USAGE_PREFIXES + c.OUTPUT_MARKERS
 
 

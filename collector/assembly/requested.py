@@ -30,7 +30,8 @@ _INDEXED = re.compile(
     r"(?:llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(function\.name|id)"
     r"|gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(name|id))"
 )
-_INDEXED_PREFIXES = tuple(f"{marker}." for marker in c.REQUESTED_TAILS)
+_OPENINFERENCE, _OPENLLMETRY = c.REQUESTED_TAILS  # their markers
+_INDEXED_PREFIXES = (f"{_OPENINFERENCE}.", f"{_OPENLLMETRY}.")
 # A model's answer names a requested call as a part of this type; text that
 # holds no such word has none, and is not parsed (most answers are text).
 _TOOL_CALL = "tool_call"
@@ -43,7 +44,15 @@ _MAX_NAME_CHARS = 200
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[str] | None:
     """The tool names of the calls the span says the model requested, in
-    order ("" where a call names none); None when it says nothing of them."""
+    order ("" where a call names none); None when it says nothing of them.
+
+    `attrs` are as proto lifts them: a key under a content marker lifts the
+    marker too (collector.ingest.decoding), so the indexed keys are looked
+    for only on a span that has their marker."""
+    messages = attrs.get(c.REQUESTED_MESSAGES_KEY)
+    names = _message_parts(messages) if messages is not None else []
+    if _OPENINFERENCE not in attrs and _OPENLLMETRY not in attrs:
+        return names or None
     indexed: dict[tuple[int, int], str] = {}
     for key, value in attrs.items():
         if not key.startswith(_INDEXED_PREFIXES):
@@ -57,9 +66,8 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[str] | None:
         name = indexed.setdefault(call, "")
         if field.endswith("name") and not name:
             indexed[call] = _name(value)
-    names = [indexed[call] for call in sorted(indexed)]
-    names += _message_parts(attrs.get(c.REQUESTED_MESSAGES_KEY))
-    return names if names or indexed else None
+    names = [indexed[call] for call in sorted(indexed)] + names
+    return names or None
 
 
 def _message_parts(messages: Any) -> list[str]:

@@ -77,11 +77,13 @@ def test_the_calls_repeated_in_later_inputs_are_never_counted_again() -> None:
     t = Tree()
     root = t.add("badge.run")
     legacy_history = {
+        "gen_ai.prompt": True,  # the marker proto lifts beside the keys under it
         "gen_ai.prompt.1.tool_calls.0.name": "weather",
         "gen_ai.prompt.1.tool_calls.0.id": "call_1",
         "gen_ai.prompt.1.tool_calls.1.name": "time",
     }
     openinference_history = {
+        "llm.input_messages": True,
         "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "weather",
     }
     t.add(
@@ -103,6 +105,7 @@ def test_openllmetrys_indexed_completion_keys_count_each_call_once() -> None:
     answer = {
         "llm.request.type": "chat",
         "gen_ai.request.model": "m",
+        "gen_ai.completion": True,  # the marker proto lifts beside the keys under it
         "gen_ai.completion.0.tool_calls.0.name": "lookup",
         "gen_ai.completion.0.tool_calls.0.id": "call_a",
         "gen_ai.completion.0.tool_calls.0.arguments": "{}",
@@ -121,6 +124,7 @@ def test_openinference_output_messages_count_parallel_calls() -> None:
     root = t.add("badge.run")
     chain = t.add("Agent.run", {"openinference.span.kind": "CHAIN"}, parent=root)
     llm = {"openinference.span.kind": "LLM", "llm.model_name": "m", "llm.token_count.prompt": 5}
+    llm["llm.output_messages"] = True  # the marker proto lifts beside the keys under it
     prefix = "llm.output_messages.0.message.tool_calls"
     llm |= {f"{prefix}.{j}.tool_call.function.name": f"t{j}" for j in range(4)}
     llm |= {f"{prefix}.{j}.tool_call.function.arguments": "{}" for j in range(4)}
