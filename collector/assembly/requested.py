@@ -78,7 +78,7 @@ def _message_parts(messages: Any) -> list[str]:
             return []
         try:
             messages = json.loads(messages)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return []
     if not isinstance(messages, list):
         return []

@@ -194,3 +194,12 @@ def test_requested_calls_on_a_span_that_is_no_llm_call_are_not_read() -> None:
     t.add("fetch_response", fetched, parent=root)
     run = t.run()
     assert (run.llm_calls, run.steps, run.steps_source) == (1, 0, "spans")
+
+
+def test_output_nested_past_the_parsers_depth_requests_nothing_and_stops_nothing() -> None:
+    t = Tree()
+    root = t.add("badge.run")
+    hostile = '[{"type": "tool_call"}, ' + "[" * 16_000
+    t.add("chat m", chat(**{"gen_ai.output.messages": hostile}), parent=root)
+    run = t.run()
+    assert (run.llm_calls, run.steps, run.steps_source) == (1, 0, "spans")
