@@ -81,23 +81,37 @@ def call_usage(
     return None, None, calls
 
 
+# Requested calls listed on a run: what its row keeps of its tool calls
+# (collector.runs.run_rows.MAX_STORED_TOOL_CALLS); `steps` counts them all. A
+# span's 16 KB of output can name ~800 calls, so a long trace of such spans
+# must not become millions of records in memory.
+MAX_LISTED = 1_000
+# The most steps a run records: its `steps` column is a 32-bit integer.
+MAX_STEPS = (1 << 31) - 1
+
+
 def requested_steps(
     counted_llm: Sequence[SpanFacts], nested: Mapping[str, list[SpanFacts]]
-) -> list[Requested]:
-    """The tool calls the counted calls requested, in call order (RUNS.md
-    "Run fields", `steps_source`: the steps of a run with no tool span). A
-    call's nested spans repeat its request: each call counts once, from the
-    first of its spans that carries requested calls."""
-    found: list[Requested] = []
+) -> tuple[int, list[Requested]]:
+    """How many tool calls the counted calls requested, and the first
+    MAX_LISTED of them in call order (RUNS.md "Run fields", `steps_source`:
+    the steps of a run with no tool span). A call's nested spans repeat its
+    request: each call counts once, from the first of its spans that carries
+    requested calls."""
+    total = 0
+    listed: list[Requested] = []
     for span in sorted(counted_llm, key=lambda s: (s.start_ns, s.span_id)):
         for member in (span, *nested[span.span_id]):
             count = member.facts.get(K.REQUESTED)
-            if isinstance(count, int) and count > 0:
-                names = list(member.facts.get(K.REQUESTED_NAMES) or ())
-                names += [""] * (count - len(names))
-                found += [Requested(str(name), span) for name in names[:count]]
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+                total += count
+                room = min(count, MAX_LISTED - len(listed))
+                if room > 0:
+                    names = list(member.facts.get(K.REQUESTED_NAMES) or ())[:room]
+                    names += [""] * (room - len(names))
+                    listed += [Requested(str(name), span) for name in names]
                 break
-    return found
+    return min(total, MAX_STEPS), listed
 
 
 def _total(counts: list[int]) -> int | None:

@@ -200,11 +200,11 @@ def _assemble_run(
         for s in counted_tools
         for name in (str(s.facts.get(K.TOOL_NAME) or s.name),)
     ]
-    requested = requested_steps(counted_llm, nested) if not tools else []
-    if requested and steps is not None:
+    asked, requested = requested_steps(counted_llm, nested) if not tools else (0, [])
+    if asked and steps is not None:
         # RUNS.md "Run fields": no tool span, so the steps are the tool calls
         # its LLM calls requested (instrumentations that emit no tool span).
-        steps, steps_source = len(requested), _REQUESTED
+        steps, steps_source = asked, _REQUESTED
         tool_calls = [
             ToolCall(r.name, r.span.span_id, r.span.start_ns, r.span.end_ns, 0) for r in requested
         ]

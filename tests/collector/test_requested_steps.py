@@ -203,3 +203,14 @@ def test_output_nested_past_the_parsers_depth_requests_nothing_and_stops_nothing
     t.add("chat m", chat(**{"gen_ai.output.messages": hostile}), parent=root)
     run = t.run()
     assert (run.llm_calls, run.steps, run.steps_source) == (1, 0, "spans")
+
+
+def test_a_run_lists_its_first_thousand_requested_calls_and_counts_them_all() -> None:
+    t = Tree()
+    root = t.add("badge.run")
+    many = genai_answer(*(f"t{i}" for i in range(300)))
+    for turn in range(4):
+        t.add("chat m", chat(**{"gen_ai.output.messages": many}), parent=root, start=turn)
+    run = t.run()
+    assert (run.steps, run.steps_source, len(run.tool_calls)) == (1_200, "requested", 1_000)
+    assert run.tool_calls[0].name == "t0" and run.tool_calls[-1].name == "t99"
