@@ -135,7 +135,10 @@ def _repeated_tool(tree: RunTree, span: SpanFacts) -> str:
         same = outer_call == inner_call
     else:
         same = outer_name is not None and outer_name == inner_name
-    return f"nested duplicate of tool span {outer.span_id}" if same else ""
+    if not same:
+        return ""
+    where = "" if outer.span_id in tree.by_id else " (in another run of the trace)"
+    return f"nested duplicate of tool span {outer.span_id}{where}"
 
 
 def _repeated_llm(tree: RunTree, span: SpanFacts) -> str:
