@@ -197,6 +197,7 @@ class RunInfo:
     screening_id: str | None = None
     unrecognised_spans: int | None = None  # null: stored before the conventions
     conventions_digest: str | None = None
+    steps_source: str | None = None  # spans or requested; null when steps is (docs/runs.md)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -140,6 +140,13 @@ class RunSummary(BaseModel):
         default=None,
         description="digest of the convention files the run's spans were classified "
         "under (`badge-collector conventions list` prints the active one)",
+    )
+    steps_source: Literal["spans", "requested"] | None = Field(
+        default=None,
+        description="where `steps` came from: `spans` (counted tool spans) or `requested` "
+        "(the run has no tool span; its steps are the tool calls its LLM calls requested, "
+        "for instrumentations that trace only the model); null when `steps` is null, and "
+        "for runs stored before the field (docs/runs.md)",
     )
 
 

@@ -107,6 +107,7 @@ def _fill_agent(db: Any, ident: str, name: str, count: int, number: int) -> None
             "grader_claim": False,
             "unrecognised_spans": 0,
             "conventions_digest": None,
+            "steps_source": "spans",
         }
         rows.append(tuple(values[c] for c in RUN_COLUMNS))
     with db.writer.begin() as conn:

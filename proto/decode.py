@@ -177,7 +177,7 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
     """
     lifted: dict[str, Value] = {}
     keys, prefixes, max_depth = selection.keys, selection.prefixes, limits.max_depth
-    markers = selection.markers
+    markers, tails = selection.markers, selection.marker_tails
     long_key, key_chars = False, limits.max_key_bytes // 4  # a character is <= 4 bytes
     attributes = span.attributes
     for kv in attributes:
@@ -194,7 +194,11 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = sql_text(text) if text else value_of(value, which)
         elif markers and key.startswith(markers):
-            lifted[next(m for m in markers if key.startswith(m))] = True
+            marker = next(m for m in markers if key.startswith(m))
+            lifted[marker] = True
+            wanted = tails.get(marker) if tails else None
+            if wanted and key.endswith(wanted):
+                lifted[key] = sql_text(text) if text else value_of(value, which)
     extra = len(attributes) - limits.max_attributes
     if extra > 0:
         del attributes[limits.max_attributes :]

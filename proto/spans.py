@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
 
 # An OTLP AnyValue as plain Python; bytes stay bytes, kvlists become dicts.
@@ -30,6 +30,11 @@ class Selection:
     `markers` lift no value: a key starting with one of them lifts the
     marker itself as `True`, to say that the span has such attributes (a
     model's messages, say) without copying what can be many kilobytes.
+    `marker_tails` pick a few keys under a marker whose value is wanted
+    after all: a key under marker M that ends with one of `marker_tails[M]`
+    is lifted with its value too (the name of each tool call the model
+    requested, among kilobytes of its messages). Only keys that start with a
+    marker are looked at, so a span pays nothing for it otherwise.
     Everything else stays in the span's encoded bytes, untouched.
     """
 
@@ -37,6 +42,7 @@ class Selection:
     prefixes: tuple[str, ...] = ()
     events: frozenset[str] = frozenset()  # span events, by name, lifted with their attributes
     markers: tuple[str, ...] = ()
+    marker_tails: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class WireEvent(NamedTuple):

@@ -50,5 +50,6 @@ def a_run(rnd: random.Random, index: int) -> RunRow:
         "grader_claim": False,
         "unrecognised_spans": rnd.choice([None, 0, 2]),
         "conventions_digest": rnd.choice([None, "0123456789abcdef"]),
+        "steps_source": rnd.choice([None, "spans", "requested"]),
     }
     return RunRow(*(values[c] for c in RUN_COLUMNS))

@@ -43,6 +43,28 @@ CONTENT_MARKERS: Final = (
     "ai.prompt",
     "ai.response",
 )
+# Of those, the ones that carry what came back from the model: an LLM span
+# with what was sent but none of these and no usage reported its request
+# only (its answer may be a sibling span's: assembly.counting).
+OUTPUT_MARKERS: Final = (
+    "gen_ai.output.messages",
+    "gen_ai.completion",
+    "llm.output_messages",
+    "ai.response",
+)
+# The tool calls a model requested, on its LLM span (RUNS.md "Run fields",
+# `steps_source`): the steps of a run that has no tool span. Only what came
+# back counts: the input (`gen_ai.input.messages`, `gen_ai.prompt.*`,
+# `llm.input_messages.*`) repeats every earlier turn's calls.
+# - GenAI: `gen_ai.output.messages`, JSON text, parts of type `tool_call`;
+# - OpenInference: `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`;
+# - OpenLLMetry (before 0.55): `gen_ai.completion.<i>.tool_calls.<j>.*`.
+# The indexed keys are lifted by the tails of their markers (proto Selection).
+REQUESTED_MESSAGES_KEY: Final = "gen_ai.output.messages"
+REQUESTED_TAILS: Final = {
+    "llm.output_messages": (".tool_call.function.name", ".tool_call.id"),
+    "gen_ai.completion": (".name", ".id"),
+}
 # Usage keys of any name under these say a span reports usage (the same
 # rule); proto lifts every key under them.
 USAGE_PREFIXES: Final = ("gen_ai.usage.", "llm.token_count.")
@@ -101,5 +123,5 @@ ENGINE_KEYS: Final = frozenset(
     + AGENT_NAME_KEYS
     + TOOL_TYPE_KEYS
     + SCREENING_KEYS
-    + (VALIDATION_KEY,)
+    + (VALIDATION_KEY, REQUESTED_MESSAGES_KEY)
 )

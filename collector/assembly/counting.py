@@ -8,15 +8,22 @@ for every family and is decided here (RUNS.md's engine rules):
   whose <agent> is an agent of the trace, or whose `gen_ai.tool.type` says
   transfer or handoff, is a handoff (OpenAI Swarm / Agents SDK, AutoGen
   Swarm, LangGraph swarm and supervisor, Semantic Kernel's handoffs);
-- a tool span inside another tool span of the same agent is the same call
-  seen twice (an MCP client span under `execute_tool`, two instrumentations)
-  only for the same tool: call ids are often unique per agent only, so a
-  repeated id alone proves nothing, and a tool that calls another tool, or
-  an agent used as a tool whose agent calls tools, counts every call;
+- a tool span inside another tool span is the same call seen twice (an MCP
+  client span under `execute_tool`, two instrumentations, the MCP server's
+  span of the call in another service) only for the same tool: call ids
+  are often unique per agent only, so a repeated id alone proves nothing,
+  and a tool that calls another tool, or an agent used as a tool whose
+  agent calls tools, counts every call. The tool span above is looked for
+  in the trace's whole span tree, whatever run, agent or service it is in
+  (issue 38: one tool call seen by several services counts once);
 - an LLM-kind span with no usage, messages or output, beside a call that has
   them, prepares the request and is no second call (OpenInference marks every
   dispatcher span of an LLM object LLM, llama-index's `_prepare_chat_with_tools`
-  among them); a failed call (status ERROR) always counts;
+  among them); an LLM span with what was sent but no usage and no answer,
+  followed by a sibling of the same model that reports the answer, is the
+  request half of one call whose answer was reported apart (Pydantic
+  Logfire's streamed calls: the request span, then a log with the usage and
+  output); a failed call (status ERROR) always counts;
 - an LLM span inside another LLM span is one call seen twice.
 """
 
@@ -68,6 +75,7 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
     # A trace calls the same few tools many times: the name rule is read once
     # a name (bench/assembly.py, 10,000 spans: 36 -> 32 ms with the clock fast path).
     handoffs: dict[tuple[object, object], str] = {}
+    answers: dict[str, dict[str, str]] = {}  # parent -> {request span: its answer's span}
     for span in tree.ordered:
         role = span.role
         reason = _not_a_step(span) if role == TOOL else ""
@@ -79,7 +87,11 @@ def judge(tree: RunTree, agents: frozenset[str]) -> dict[str, Verdict]:
                 handoff = handoffs[named] = _handoff(span, agents)
             reason = handoff or _repeated_tool(tree, span)
         elif counted:
-            reason = _repeated_llm(tree, span) or _preparation(tree, span)
+            reason = (
+                _repeated_llm(tree, span)
+                or _preparation(tree, span)
+                or _answered_apart(tree, span, answers)
+            )
         counted = counted and not reason
         verdicts[span.span_id] = Verdict(role, span.rule, counted, reason, clock_problem(span))
     return verdicts
@@ -112,7 +124,7 @@ def _handoff(span: SpanFacts, agents: frozenset[str]) -> str:
 
 
 def _repeated_tool(tree: RunTree, span: SpanFacts) -> str:
-    outer = tree.nearest(span, (TOOL, AGENT))
+    outer = tree.nearest(span, (TOOL, AGENT), in_trace=True)
     if outer is None or outer.role != TOOL:
         return ""  # none, or an agent between: that agent's own call
     outer_name, inner_name = outer.facts.get(K.TOOL_NAME), span.facts.get(K.TOOL_NAME)
@@ -123,7 +135,10 @@ def _repeated_tool(tree: RunTree, span: SpanFacts) -> str:
         same = outer_call == inner_call
     else:
         same = outer_name is not None and outer_name == inner_name
-    return f"nested duplicate of tool span {outer.span_id}" if same else ""
+    if not same:
+        return ""
+    where = "" if outer.span_id in tree.by_id else " (in another run of the trace)"
+    return f"nested duplicate of tool span {outer.span_id}{where}"
 
 
 def _repeated_llm(tree: RunTree, span: SpanFacts) -> str:
@@ -147,3 +162,48 @@ def _preparation(tree: RunTree, span: SpanFacts) -> str:
             "the request being prepared, not a call"
         )
     return ""
+
+
+def _answered_apart(tree: RunTree, span: SpanFacts, answers: dict[str, dict[str, str]]) -> str:
+    """The request half of a call whose answer a later sibling reports."""
+    if not span.facts.get(K.NO_ANSWER) or span.status_code == c.STATUS_ERROR:
+        return ""
+    parent = span.parent_span_id
+    paired = answers.get(parent)
+    if paired is None:
+        paired = answers[parent] = _pair_requests(tree.llm_children.get(parent, ()))
+    answer = paired.get(span.span_id)
+    if answer is None:
+        return ""
+    return (
+        f"its answer is LLM span {answer} (usage and output reported apart): "
+        "one call, counted there"
+    )
+
+
+def _pair_requests(siblings: Sequence[SpanFacts]) -> dict[str, str]:
+    """Requests (what was sent, no answer, not failed) paired with the
+    answers that follow them, among LLM spans of one parent in start order:
+    each answer closes the earliest request still open of the same model
+    (or of one naming none). An answer with no open request is a call of its
+    own; a request no answer follows counts as one."""
+    pairs: dict[str, str] = {}
+    waiting: list[SpanFacts] = []
+    for span in siblings:
+        if span.role != LLM:
+            continue
+        facts = span.facts
+        if facts.get(K.NO_ANSWER):
+            if span.status_code != c.STATUS_ERROR:
+                waiting.append(span)
+            continue
+        if facts.get(K.SAYS_NOTHING) or not waiting:
+            continue
+        model = facts.get(K.MODEL)
+        for index, request in enumerate(waiting):
+            asked = request.facts.get(K.MODEL)
+            if model is None or asked is None or asked == model:
+                pairs[request.span_id] = span.span_id
+                del waiting[index]
+                break
+    return pairs

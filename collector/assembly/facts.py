@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from collector.assembly import attributes as c
 from collector.assembly import fact_keys as K
+from collector.assembly.requested import MAX_NAMES, requested_calls
 from collector.conventions import AGENT, LLM, TOOL, Recognition
 from proto import WireEvent
 
@@ -289,8 +290,13 @@ def _keep_role_facts(
         cost = usage_cost(recognition.cost_usd)
         if cost is not None:
             facts[K.COST] = cost
-        if not _says_anything(recognition, attrs):
-            facts[K.SAYS_NOTHING] = 1
+        said = _what_it_says(recognition, attrs)
+        if said is not _ANSWER:
+            facts[K.SAYS_NOTHING if said is None else K.NO_ANSWER] = 1
+        requested = requested_calls(attrs)
+        if requested:
+            facts[K.REQUESTED] = len(requested)
+            facts[K.REQUESTED_NAMES] = requested[:MAX_NAMES]
 
 
 def _text_fact(facts: dict[str, Any], fact: str, value: Any) -> None:
@@ -298,19 +304,31 @@ def _text_fact(facts: dict[str, Any], fact: str, value: Any) -> None:
         facts[fact] = value if isinstance(value, str) else str(value)
 
 
-def _says_anything(recognition: Recognition, attrs: Mapping[str, Any]) -> bool:
-    """Usage, a cost, or what went to the model or came back (docs/runs.md
-    "LLM calls that are no call"): a real call's span carries one of them."""
+_ANSWER, _REQUEST = "answer", "request"
+
+
+def _what_it_says(recognition: Recognition, attrs: Mapping[str, Any]) -> str | None:
+    """What an LLM span reports of its call (docs/runs.md "LLM calls that are
+    no call"): usage, a cost or what came back (`_ANSWER`: a call's span
+    carries one of them); only what was sent (`_REQUEST`: the request of a
+    call whose answer may be reported apart); or nothing (None)."""
     if (
         recognition.input_tokens is not None
         or recognition.output_tokens is not None
         or recognition.cost_usd is not None
     ):
-        return True
-    return any(key.startswith(_SAYS) for key in attrs)
+        return _ANSWER
+    said = None
+    for key in attrs:  # one prefix test per key, as for any span
+        if key.startswith(_SAYS):
+            if key.startswith(_ANSWERS):
+                return _ANSWER
+            said = _REQUEST
+    return said
 
 
 _SAYS = c.USAGE_PREFIXES + c.CONTENT_MARKERS
+_ANSWERS = c.USAGE_PREFIXES + c.OUTPUT_MARKERS
 
 
 def label_outcome(label: Any) -> bool | None:

@@ -13,16 +13,18 @@ from typing import Any, NamedTuple
 
 from collector.assembly import attributes as c
 from collector.assembly import fact_keys as K
+from collector.assembly.calls import call_usage, nested_calls, requested_steps
 from collector.assembly.clock import run_times
-from collector.assembly.cost import LlmCost, run_cost
+from collector.assembly.cost import run_cost
 from collector.assembly.counting import agent_names, judge
-from collector.assembly.facts import MAX_COUNT, SpanFacts, label_outcome
+from collector.assembly.facts import SpanFacts, label_outcome
 from collector.assembly.membership import find_root, grader_claims, group_runs, run_id_for
 from collector.assembly.tree import RunTree
 from collector.assembly.verdicts import Verdict
 from collector.conventions import AGENT, LLM, OTHER, TOOL, UNRECOGNISED
 
 _INTERNAL = (TOOL, LLM, AGENT)  # roles that show a run's internals
+_SPANS, _REQUESTED = "spans", "requested"  # where a run's steps came from (steps_source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class Run:
     ended_ns: int
     latency_ms: float | None  # None: no true latency (collector.assembly.clock)
     steps: int | None
+    steps_source: str | None  # docs/runs.md: "spans", or "requested"; null when steps is
     tool_errors: int
     llm_calls: int
     input_tokens: int | None
@@ -110,7 +113,7 @@ def assemble_trace(
     million spans they are a third of what assembly holds. The spans were
     recognised under `conventions_digest` (collector.conventions), which each
     run records."""
-    trace_ids = {span.span_id for span in spans}
+    trace = {span.span_id: span for span in spans}
     agents = agent_names(spans)
     runs = [
         _assemble_run(
@@ -118,7 +121,7 @@ def assemble_trace(
             agent_id,
             key,
             members,
-            trace_ids,
+            trace,
             agents,
             now,
             timers,
@@ -135,7 +138,7 @@ def _assemble_run(
     agent_id: str,
     run_key: str,
     members: list[SpanFacts],
-    trace_ids: set[str],
+    trace: Mapping[str, SpanFacts],
     agents: frozenset[str],
     now: float,
     timers: Timers,
@@ -147,10 +150,10 @@ def _assemble_run(
     # root of a run it claims; to this choice the others are spans elsewhere.
     candidates = [s for s in members if s.grader] if held else members
     decision = find_root(
-        candidates, trace_ids - {s.span_id for s in candidates}, timers.orphan_grace_s, now
+        candidates, trace.keys() - {s.span_id for s in candidates}, timers.orphan_grace_s, now
     )
     root = decision.root
-    tree = RunTree(members, root)
+    tree = RunTree(members, root, trace)
     verdicts = judge(tree, agents)
     last_seen = max(s.received_at for s in members)
     status, check_at = _status(root, last_seen, decision.waiting_until, now, timers)
@@ -188,7 +191,23 @@ def _assemble_run(
         elif role == AGENT:
             has_agent_span = True
     counted_tools.sort(key=lambda s: (s.start_ns, s.span_id))
-    input_tokens, output_tokens, calls = _tokens(tree, counted_llm)
+    nested = nested_calls(tree, counted_llm)
+    input_tokens, output_tokens, calls = call_usage(tree, counted_llm, nested)
+    steps: int | None = len(counted_tools) if shows_internals else None
+    steps_source = _SPANS if steps is not None else None
+    tool_calls = [
+        ToolCall(name, s.span_id, s.start_ns, s.end_ns, s.status_code)
+        for s in counted_tools
+        for name in (str(s.facts.get(K.TOOL_NAME) or s.name),)
+    ]
+    asked, requested = requested_steps(counted_llm, nested) if not tools else (0, [])
+    if asked and steps is not None:
+        # RUNS.md "Run fields": no tool span, so the steps are the tool calls
+        # its LLM calls requested (instrumentations that emit no tool span).
+        steps, steps_source = asked, _REQUESTED
+        tool_calls = [
+            ToolCall(r.name, r.span.span_id, r.span.start_ns, r.span.end_ns, 0) for r in requested
+        ]
     root_cost = root.facts.get(K.RUN_COST) if root is not None else None
     cost, cost_source = run_cost(root_cost, calls, input_tokens, output_tokens)
     times = run_times(root, members, timers.max_latency_s)
@@ -206,7 +225,8 @@ def _assemble_run(
         started_ns=times.start_ns,
         ended_ns=times.end_ns,
         latency_ms=times.latency_ms,
-        steps=len(counted_tools) if shows_internals else None,
+        steps=steps,
+        steps_source=steps_source,
         tool_errors=sum(1 for s in counted_tools if s.status_code == c.STATUS_ERROR)
         + sum(1 for s in tools if s.facts.get(K.VALIDATION_FAILED)),
         llm_calls=len(counted_llm),
@@ -219,16 +239,7 @@ def _assemble_run(
         has_agent_span=has_agent_span,
         last_received_at=last_seen,
         check_at=check_at,
-        tool_calls=tuple(
-            ToolCall(
-                str(s.facts.get(K.TOOL_NAME) or s.name),
-                s.span_id,
-                s.start_ns,
-                s.end_ns,
-                s.status_code,
-            )
-            for s in counted_tools
-        ),
+        tool_calls=tuple(tool_calls),
         evaluation=_evaluation(root, source, decider),
         **_screening(root),
         grader_claim=held,
@@ -354,54 +365,3 @@ def _error_class(root: SpanFacts | None, status: str) -> str:
     if root is None:
         return "none"
     return str(root.facts.get(K.ERROR_TYPE) or root.facts.get(K.EXCEPTION_TYPE) or "none")
-
-
-def _total(counts: list[int]) -> int | None:
-    """A sum of token counts that a signed 64-bit column still holds."""
-    return max(-MAX_COUNT, min(sum(counts), MAX_COUNT)) if counts else None
-
-
-def _tokens(
-    tree: RunTree, counted_llm: list[SpanFacts]
-) -> tuple[int | None, int | None, list[LlmCost]]:
-    """Sum usage over counted LLM calls (nested spans fill in); else run totals."""
-    nested: dict[str, list[SpanFacts]] = {s.span_id: [] for s in counted_llm}
-    for span in tree.ordered:
-        if span.role == LLM and span.span_id not in nested:
-            outer = tree.nearest(span, (LLM,))
-            seen = {span.span_id}  # LLM spans each other's parents would loop forever
-            while outer is not None and outer.span_id not in nested and outer.span_id not in seen:
-                seen.add(outer.span_id)
-                outer = tree.nearest(outer, (LLM,))  # the counted call is the outermost
-            if outer is not None and outer.span_id in nested:
-                nested[outer.span_id].append(span)
-    calls: list[LlmCost] = []
-    for span in counted_llm:
-        carrier: Mapping[str, Any] | None = None
-        priced: Mapping[str, Any] | None = None
-        for member in (span, *nested[span.span_id]):  # the first that says wins
-            facts = member.facts
-            if carrier is None and (K.INPUT_TOKENS in facts or K.OUTPUT_TOKENS in facts):
-                carrier = facts
-            if priced is None and K.COST in facts:
-                priced = facts
-        calls.append(
-            LlmCost(
-                priced[K.COST] if priced is not None else None,
-                carrier.get(K.INPUT_TOKENS) if carrier is not None else None,
-                carrier.get(K.OUTPUT_TOKENS) if carrier is not None else None,
-            )
-        )
-    with_usage = [c for c in calls if c.input_tokens is not None or c.output_tokens is not None]
-    if with_usage:
-        ins = [c.input_tokens for c in with_usage if c.input_tokens is not None]
-        outs = [c.output_tokens for c in with_usage if c.output_tokens is not None]
-        return _total(ins), _total(outs), calls
-    for span in tree.ordered:  # outermost agent/root span carrying run totals
-        if span.role != AGENT and span is not tree.root:
-            continue
-        ain = span.facts.get(K.AGG_INPUT_TOKENS, span.facts.get(K.INPUT_TOKENS))
-        aout = span.facts.get(K.AGG_OUTPUT_TOKENS, span.facts.get(K.OUTPUT_TOKENS))
-        if ain is not None or aout is not None:
-            return ain, aout, calls
-    return None, None, calls

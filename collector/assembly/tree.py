@@ -3,17 +3,29 @@ order every "first found" rule reads them in (docs/runs.md "Which span wins").""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from collector.assembly.facts import SpanFacts
 from collector.conventions import LLM
 
 
 class RunTree:
-    """Parent links, depth and candidate order inside one run."""
+    """Parent links, depth and candidate order inside one run; and the
+    trace's span tree around it (`trace`: every span of the trace by id, the
+    run's own when not given), where a tool call seen by another service's
+    spans is found (assembly.counting)."""
 
-    def __init__(self, members: Sequence[SpanFacts], root: SpanFacts | None) -> None:
-        self.by_id = {s.span_id: s for s in members}
+    def __init__(
+        self,
+        members: Sequence[SpanFacts],
+        root: SpanFacts | None,
+        trace: Mapping[str, SpanFacts] | None = None,
+    ) -> None:
+        if trace is not None and len(trace) == len(members):
+            self.by_id: Mapping[str, SpanFacts] = trace  # the run is the whole trace
+        else:
+            self.by_id = {s.span_id: s for s in members}
+        self.trace = self.by_id if trace is None else trace
         self.root = root
         self.depth = _depths(members, self.by_id, root)
         self.ordered = sorted(members, key=self.order)
@@ -27,9 +39,13 @@ class RunTree:
     def order(self, span: SpanFacts) -> tuple[int, int, str]:
         return self.depth[span.span_id], span.start_ns, span.span_id
 
-    def nearest(self, span: SpanFacts, roles: tuple[str, ...]) -> SpanFacts | None:
-        """The closest ancestor inside the run with one of these roles."""
-        by_id = self.by_id
+    def nearest(
+        self, span: SpanFacts, roles: tuple[str, ...], *, in_trace: bool = False
+    ) -> SpanFacts | None:
+        """The closest ancestor with one of these roles: inside the run, or
+        anywhere in the trace's span tree (`in_trace`), whatever run, agent
+        or service it belongs to."""
+        by_id = self.trace if in_trace else self.by_id
         current = by_id.get(span.parent_span_id)
         steps = 0
         limit = len(by_id)
@@ -48,7 +64,7 @@ class RunTree:
 
 
 def _depths(
-    members: Sequence[SpanFacts], by_id: dict[str, SpanFacts], root: SpanFacts | None
+    members: Sequence[SpanFacts], by_id: Mapping[str, SpanFacts], root: SpanFacts | None
 ) -> dict[str, int]:
     """Distance from the root; a detached subtree's top is 1 (it sorts after
     the root). Each span's chain is walked only up to a span already known."""

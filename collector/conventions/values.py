@@ -94,7 +94,7 @@ def parse_json(value: Any) -> Any:
         found = json.loads(value)
         if isinstance(found, str):
             found = json.loads(found)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     return found
 

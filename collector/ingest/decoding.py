@@ -26,6 +26,7 @@ import proto
 from collector.assembly.attributes import (
     CONTENT_MARKERS,
     ENGINE_KEYS,
+    REQUESTED_TAILS,
     SELECTED_EVENTS,
     USAGE_PREFIXES,
 )
@@ -55,6 +56,7 @@ def recognising(conventions: ConventionSet) -> Recognising:
         prefixes=USAGE_PREFIXES,
         events=SELECTED_EVENTS,
         markers=CONTENT_MARKERS,
+        marker_tails=REQUESTED_TAILS,
     )
     return Recognising(conventions, selection)
 

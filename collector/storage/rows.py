@@ -98,6 +98,10 @@ class RunRow(NamedTuple):
     # (section 4). Both null for runs stored before migration 0023.
     unrecognised_spans: int | None
     conventions_digest: str | None
+    # docs/runs.md: where `steps` came from, `spans` or `requested` (the tool
+    # calls its LLM calls requested, in a run with no tool span); null when
+    # steps is, and for runs stored before migration 0024.
+    steps_source: str | None
 
 
 # Each run column's SQL kind (storage.tables turns them into types); nullability
@@ -140,6 +144,7 @@ RUN_KINDS: dict[str, str] = {
     "grader_claim": "bool",
     "unrecognised_spans": "int",
     "conventions_digest": "word",
+    "steps_source": "word",
 }
 
 

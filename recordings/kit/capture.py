@@ -2,11 +2,15 @@
 
 Two doors on 127.0.0.1 (free ports unless given), one `seq` across both:
 - HTTP `POST /v1/traces` (protobuf or JSON, any Content-Encoding, Content-Length or chunked):
-  `payloads/NNNN.bin` is the body as sent (gzip included);
+  `payloads/NNNN.bin` is the body as sent (gzip included); also `POST /api/public/otel/v1/traces`,
+  the path the Langfuse SDK's exporter posts to (`http_base` is the base URL to give it);
 - gRPC `opentelemetry.proto.collector.trace.v1.TraceService/Export`: `payloads/NNNN.bin` is the
   serialized ExportTraceServiceRequest (grpcio decompresses before the handler sees it).
 `payloads/NNNN.meta.json` holds content_encoding, content_type, headers, path, received_unix_nano,
-seq, signal, size, transport (gRPC also: grpc_message_bytes, peer).
+seq, signal, size, transport (gRPC also: grpc_message_bytes, peer), and `authorization`: the
+scheme of an Authorization header (`Basic`, `Bearer`; null without one), for Basic also
+`authorization_user` (the user part, e.g. a Langfuse public key). The credential itself is never
+written: `headers` shows it as `<scheme> <redacted>`.
 Every request is answered with success: an empty Export*ServiceResponse (protobuf, or `{}` for
 JSON). Metrics and logs exports are answered too but not recorded (counted in `ignored`).
 
@@ -19,6 +23,7 @@ until SIGTERM / SIGINT.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import signal
 import sys
@@ -40,7 +45,36 @@ GRPC_NOTE = (
     "serialized request message after gRPC message decompression (grpcio decompresses "
     "transparently; grpc-encoding is not visible to the handler)"
 )
-HTTP_SIGNALS = {"/v1/traces": "traces", "/v1/metrics": "metrics", "/v1/logs": "logs"}
+HTTP_SIGNALS = {
+    "/v1/traces": "traces",
+    "/v1/metrics": "metrics",
+    "/v1/logs": "logs",
+    "/api/public/otel/v1/traces": "traces",  # the Langfuse SDK's exporter (Basic auth)
+}
+
+
+def authorization_meta(headers: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """(headers with the credential redacted, meta fields saying what kind of auth was sent).
+
+    Case-insensitive on the header name (gRPC metadata keys are lower case). For Basic, the
+    user part (a Langfuse public key, not a secret) is kept; the password/token never is.
+    """
+    found = {"authorization": None}
+    redacted = {}
+    for key, value in headers.items():
+        if key.lower() != "authorization":
+            redacted[key] = value
+            continue
+        scheme, _, credential = str(value).strip().partition(" ")
+        found["authorization"] = scheme
+        if scheme.lower() == "basic":
+            try:
+                user = base64.b64decode(credential.strip(), validate=True).decode().split(":")[0]
+            except (ValueError, UnicodeDecodeError):
+                user = None
+            found["authorization_user"] = user
+        redacted[key] = f"{scheme} <redacted>"
+    return redacted, found
 
 
 def clear_payloads(out: Path) -> Path:
@@ -67,6 +101,7 @@ class CaptureServer:
         self._http_thread: threading.Thread | None = None
         self._grpc: grpc.Server | None = None
         self.http_endpoint = ""
+        self.http_base = ""  # http://127.0.0.1:P, for exporters that append their own path
         self.grpc_endpoint = ""
 
     # -- recording -------------------------------------------------------------------------
@@ -95,7 +130,8 @@ class CaptureServer:
         self._http = ThreadingHTTPServer((self.host, self._http_port), _handler_for(self))
         self._http.daemon_threads = True
         port = self._http.server_address[1]
-        self.http_endpoint = f"http://{self.host}:{port}/v1/traces"
+        self.http_base = f"http://{self.host}:{port}"
+        self.http_endpoint = f"{self.http_base}/v1/traces"
         self._http_thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -140,10 +176,11 @@ class CaptureServer:
 
     def _grpc_export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         received = time.time_ns()
-        headers = {key: value for key, value in context.invocation_metadata()}
+        headers, auth = authorization_meta(dict(context.invocation_metadata()))
         self.record(
             request,
             {
+                **auth,
                 "content_encoding": None,
                 "content_type": "application/grpc",
                 "grpc_message_bytes": GRPC_NOTE,
@@ -200,12 +237,14 @@ def _handler_for(server: CaptureServer) -> type[BaseHTTPRequestHandler]:
                 self._answer(404, b"not found", "text/plain")
                 return
             if signal_name == "traces":
+                headers, auth = authorization_meta(dict(self.headers.items()))
                 server.record(
                     body,
                     {
+                        **auth,
                         "content_encoding": self.headers.get("Content-Encoding"),
                         "content_type": content_type or None,
-                        "headers": dict(self.headers.items()),
+                        "headers": headers,
                         "path": path,
                         "received_unix_nano": received,
                         "signal": signal_name,
@@ -242,7 +281,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     server = CaptureServer(args.out, args.host, args.http_port, args.grpc_port).start()
-    print(json.dumps({"http": server.http_endpoint, "grpc": server.grpc_endpoint}), flush=True)
+    print(
+        json.dumps(
+            {
+                "http": server.http_endpoint,
+                "grpc": server.grpc_endpoint,
+                "http_base": server.http_base,
+            }
+        ),
+        flush=True,
+    )
     while not stop.wait(0.2):
         pass
     server.stop()

@@ -58,6 +58,7 @@ class Recording:
         self.exporters: dict[str, dict[str, Any]] = {}
         self.providers: list[TracerProvider] = []
         self.http_endpoint = ""
+        self.http_base = ""  # http://127.0.0.1:P (the Langfuse SDK appends its own path)
         self.grpc_endpoint = ""
 
     # -- capture server ----------------------------------------------------------------------
@@ -65,6 +66,7 @@ class Recording:
     def __enter__(self) -> Recording:
         self.server = CaptureServer(self.out).start()
         self.http_endpoint = self.server.http_endpoint
+        self.http_base = self.server.http_base
         self.grpc_endpoint = self.server.grpc_endpoint
         return self
 

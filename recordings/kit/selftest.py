@@ -9,6 +9,7 @@ that expected.json has the corpus's keys and that every run's numbers came out r
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 import time
@@ -18,6 +19,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from kit import Recording, current
 
+LANGFUSE_PATH = "/api/public/otel/v1/traces"
 CORPUS_EXAMPLE = Path(__file__).resolve().parents[2] / "tests/fixtures/corpus/pydantic_ai"
 
 
@@ -67,6 +69,19 @@ def main(argv: list[str] | None = None) -> int:
             with rec.run(provider, task_id=task, expected_output=expected) as run:
                 run.output = agent(tracer, script, answer, fail)
                 run.success = run.output == expected
+        # The Langfuse SDK's path with Basic auth (the kit must record it, credential redacted).
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        basic = "Basic " + base64.b64encode(b"pk-lf-selftest:sk-lf-selftest").decode()
+        langfuse = rec.tracer_provider(
+            service_name="selftest-langfuse-path",
+            exporter=OTLPSpanExporter(
+                endpoint=f"{rec.http_base}{LANGFUSE_PATH}", headers={"Authorization": basic}
+            ),
+        )
+        with rec.run(langfuse, task_id="langfuse-path", expected_output="hi") as run:
+            run.output = agent(langfuse.get_tracer("selftest-agent", "1.0"), [], "hi")
+            run.success = run.output == "hi"
         rec.flush()
     expected = rec.finish(packages=[], notes=["Self-test of the kit."])
 
@@ -80,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         "wrong": ("wrong_answer", 2, 3, 0),
         "crash": ("exception", 2, 2, 1),
         "no-tools": ("ok", 0, 1, 0),
+        "langfuse-path": ("ok", 0, 1, 0),
     }
     for trace_id, run in expected["runs"].items():
         if list(run) != list(corpus_run):
@@ -95,6 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     doors = {json.loads(p.read_text())["transport"] for p in (args.out / "payloads").glob("*.json")}
     if doors != {"http", "grpc"}:
         problems.append(f"doors seen: {doors}")
+    metas = [json.loads(p.read_text()) for p in (args.out / "payloads").glob("*.meta.json")]
+    basic = [m for m in metas if m["path"] == LANGFUSE_PATH]
+    if not basic or any(
+        (
+            m["authorization"],
+            m.get("authorization_user"),
+            {k.lower(): v for k, v in m["headers"].items()}.get("authorization"),
+        )
+        != ("Basic", "pk-lf-selftest", "Basic <redacted>")
+        for m in basic
+    ):
+        problems.append(f"Langfuse path / Basic auth not recorded as expected: {basic}")
+    if any(m["authorization"] is not None for m in metas if m["path"] != LANGFUSE_PATH):
+        problems.append("an authorization kind recorded where none was sent")
     if expected["traces_without_run"]:
         problems.append(f"traces without run: {expected['traces_without_run']}")
     for problem in problems:

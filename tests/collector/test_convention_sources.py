@@ -47,6 +47,13 @@ def test_a_json_path_that_leads_nowhere_lets_the_next_place_try() -> None:
     assert tool_name(source, {"u": '{"usage": [1]}', "fallback": "f"}) == "f"
 
 
+def test_json_nested_past_the_parsers_depth_is_no_value_and_no_error() -> None:
+    """A 16 KB attribute of brackets is within the span limits; Python's JSON
+    parser gives up on it with RecursionError, which must not stop ingest."""
+    source = "[{attr: u, json: input}, {attr: fallback}]"
+    assert tool_name(source, {"u": "[" * 16_000, "fallback": "f"}) == "f"
+
+
 def test_a_name_source_yields_group_one_of_the_span_name() -> None:
     source = "[{name: '^Function: (\\w+)'}]"
     assert tool_name(source, name="Function: lookup_order") == "lookup_order"

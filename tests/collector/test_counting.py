@@ -264,3 +264,81 @@ def test_a_reported_cost_under_the_proposed_cost_attribute_is_read() -> None:
     )
     run = t.run()
     assert (run.cost_usd, run.cost_source) == (0.25, "reported")
+
+
+# Pydantic Logfire's OpenAI client, a streamed call: the request span (what
+# was sent, no usage, no output), then a sibling log with usage and output.
+STREAM_REQUEST = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": "m",
+    "gen_ai.input.messages": True,
+}
+STREAM_ANSWER = {
+    **STREAM_REQUEST,
+    "gen_ai.output.messages": '[{"role": "assistant", "parts": []}]',
+    "gen_ai.usage.input_tokens": 30,
+    "gen_ai.usage.output_tokens": 7,
+}
+
+
+def test_a_request_whose_answer_a_sibling_reports_is_one_call() -> None:
+    t = Tree()
+    root = t.add("badge.run")
+    for turn in range(3):
+        start = turn * 10_000_000
+        t.add("Chat Completion with 'm'", STREAM_REQUEST, parent=root, start=start)
+        t.add("streaming response", STREAM_ANSWER, parent=root, start=start + 5_000_000)
+    run = t.run()
+    assert (run.llm_calls, run.input_tokens, run.output_tokens) == (3, 90, 21)
+    why = [v.reason for v in run.verdicts.values() if v.role == "llm" and not v.counted]
+    assert len(why) == 3 and all("reported apart" in w for w in why)
+
+
+def test_concurrent_streamed_requests_each_pair_with_one_answer() -> None:
+    t = Tree()
+    root = t.add("badge.run")
+    t.add("request 1", STREAM_REQUEST, parent=root, start=0)
+    t.add("request 2", STREAM_REQUEST, parent=root, start=1)
+    t.add("answer 1", STREAM_ANSWER, parent=root, start=5)
+    t.add("answer 2", STREAM_ANSWER, parent=root, start=6)
+    assert t.run().llm_calls == 2
+
+
+def test_a_failed_request_with_no_answer_counts_and_pairs_with_nothing() -> None:
+    """A streamed call that failed at the request has only its request span;
+    the next call's answer is not its answer."""
+    t = Tree()
+    root = t.add("badge.run")
+    t.add("request", STREAM_REQUEST, parent=root, start=0, status=2)
+    t.add("non-streamed call", STREAM_ANSWER, parent=root, start=10)
+    assert t.run().llm_calls == 2
+
+
+def test_an_answer_before_the_request_or_of_another_model_is_not_its_answer() -> None:
+    t = Tree()
+    root = t.add("badge.run")
+    t.add("call", STREAM_ANSWER, parent=root, start=0)
+    t.add("request", STREAM_REQUEST, parent=root, start=10)
+    t.add("other model", {**STREAM_ANSWER, "gen_ai.request.model": "n"}, parent=root, start=20)
+    assert t.run().llm_calls == 3
+
+
+def test_a_call_that_used_tokens_and_reports_a_cost_of_zero_was_not_priced() -> None:
+    """OpenLIT writes gen_ai.usage.cost = 0 for a model its table lacks: the
+    call is estimated from its tokens, not free."""
+    t = Tree()
+    root = t.add("badge.run")
+    priced = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 1_000_000}
+    t.add("chat m", {**priced, "gen_ai.usage.cost": 0}, parent=root)
+    run = t.run()
+    assert (run.cost_usd, run.cost_source) == (5.0, "estimated")
+
+
+def test_a_cost_of_zero_on_a_call_without_tokens_is_a_reported_zero() -> None:
+    """A failed call Langfuse prices at 0 used nothing: its cost is 0."""
+    t = Tree()
+    root = t.add("badge.run")
+    failed = {"gen_ai.operation.name": "chat", "gen_ai.usage.cost": 0}
+    t.add("chat m", failed, parent=root, status=2)
+    run = t.run()
+    assert (run.cost_usd, run.cost_source) == (0.0, "reported")

@@ -105,9 +105,10 @@ def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str)
             session = db.session(conn)
             fresh = {row.id: row for row in (a_run(rnd, i) for i in range(80))}
             # the columns of 0008's runs table (screenings came in 0016, claims in
-            # 0022, conventions in 0023)
+            # 0022, conventions in 0023, steps_source in 0024)
             later = {"screening_id", "screening_round", "suite_name", "suite_digest"}
             later |= {"grader_claim", "unrecognised_spans", "conventions_digest"}
+            later |= {"steps_source"}
             old_columns = [c for c in RUN_COLUMNS if c not in later]
             old_rows = [
                 tuple(getattr(row, c) for c in old_columns) for row in sorted(fresh.values())

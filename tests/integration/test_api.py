@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import scoring
-from bench.support.otlp import agent_run, new_span_id, new_trace_id, request, span
+from bench.support.otlp import EPOCH_NS, agent_run, new_span_id, new_trace_id, request, span
 from tests.integration.harness import Collector, wait_for
 
 API = "/api/v1"
@@ -155,6 +155,58 @@ def test_run_list_pages_newest_first_and_filters(collector: Collector) -> None:
     # how its spans were recognised (CONVENTIONS.md sections 4 and 6)
     assert detail["conventions_digest"] == collector.service.conventions.digest
     assert detail["unrecognised_spans"] == 0
+    assert detail["steps_source"] == "spans"
+
+
+def client_only_run(task: str) -> bytes:
+    """A tool loop of the user's own with only the model client traced: no
+    tool span; each chat span says, in its output, which calls the model
+    requested, and its input repeats the earlier turns' calls (OpenLLMetry's
+    indexed keys on the second call, GenAI messages on the first)."""
+    trace_id, root = new_trace_id(), new_span_id()
+    first_answer = (
+        '[{"role": "assistant", "parts": ['
+        '{"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {}},'
+        '{"type": "tool_call", "id": "c2", "name": "get_time", "arguments": {}}]}]'
+    )
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+    spans = [
+        span(trace_id, root, "badge.run", attributes={"badge.task.id": task}),
+        span(
+            trace_id,
+            new_span_id(),
+            "chat m",
+            parent=root,
+            attributes={**chat, "gen_ai.output.messages": first_answer},
+        ),
+        span(
+            trace_id,
+            new_span_id(),
+            "openai.chat",
+            parent=root,
+            start=EPOCH_NS + 1_500_000_000,
+            attributes={
+                **chat,
+                "gen_ai.prompt.1.tool_calls.0.name": "get_weather",
+                "gen_ai.prompt.1.tool_calls.1.name": "get_time",
+                "gen_ai.completion.0.tool_calls.0.name": "convert",
+                "gen_ai.completion.0.tool_calls.0.id": "c3",
+            },
+        ),
+    ]
+    return request(spans, service="client-only").SerializeToString()
+
+
+def test_a_run_without_tool_spans_shows_the_calls_its_model_requested(
+    collector: Collector,
+) -> None:
+    collector.post(client_only_run("requested"))
+    completed_runs(collector, 1)
+    ident = agent_id(collector, "client-only")
+    run = get(collector, "/runs", agent_id=ident)["items"][0]
+    assert (run["steps"], run["steps_source"], run["llm_calls"]) == (3, "requested", 2)
+    detail = get(collector, f"/runs/{run['id']}")
+    assert [c["name"] for c in detail["tool_calls"]] == ["get_weather", "get_time", "convert"]
 
 
 def test_trace_read_needs_the_owners_key(collector: Collector) -> None:
