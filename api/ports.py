@@ -247,6 +247,42 @@ class TraceView:
     truncated: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeCoverage:
+    """One instrumentation scope's spans among an agent's newest runs
+    (CONVENTIONS.md section 6): how many, how many no convention recognised,
+    and how the rest split by role and by the convention that knew them."""
+
+    scope: str
+    spans: int
+    unrecognised: int
+    roles: Mapping[str, int]  # tool, llm, agent, other -> spans
+    conventions: Mapping[str, int]  # convention -> spans it recognised (a rule or applies_to)
+
+
+@dataclass(frozen=True, slots=True)
+class UnrecognisedName:
+    """A (scope, span name) pair no convention recognised, with one run that has it."""
+
+    scope: str
+    name: str
+    spans: int
+    example_run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What the collector could and could not recognise of an agent's spans,
+    over its newest runs (`runs` of them). `scopes` come most unrecognised
+    first; `unrecognised_names` are the most frequent pairs."""
+
+    runs: int
+    spans: int
+    unrecognised: int
+    scopes: Sequence[ScopeCoverage]
+    unrecognised_names: Sequence[UnrecognisedName]
+
+
 OUTCOMES = ("success", "failure", "unknown")  # GET /runs?outcome=
 
 
@@ -320,6 +356,11 @@ class ReadStore(Protocol):
     def run(self, run_id: str) -> RunInfo | None: ...
 
     def trace(self, run: RunInfo, max_spans: int) -> TraceView: ...
+
+    def coverage(self, agent_id: str) -> Coverage:
+        """The agent's spans over its newest 1,000 runs, recognised or not
+        (CONVENTIONS.md section 6), in a few statements whatever the runs."""
+        ...
 
 
 class AgentWrites(Protocol):
