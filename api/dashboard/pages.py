@@ -36,6 +36,7 @@ from api.problems import Invalid
 from api.render import rfc3339
 from api.views import agents as agent_views
 from api.views import badges as badge_views
+from api.views import coverage as coverage_views
 from api.views import evidence as evidence_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
@@ -249,7 +250,9 @@ def overview(
     canonical = scores.composite if where == ALL_RUNS else store.composite(agent.id)
     fitness = agent_views.fitness_of([run.record for run in cohort], mine, canonical)
     reliability = agent_views.reliability_of(scores.repeatability)
-    diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS)
+    figures = store.coverage(agent.id)
+    warning = coverage_views.warning_of(figures)
+    diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS, warning)
     composite = scores.composite
     screenings = [s for s in store.screenings(agent.id) if _of_version(s.version, version)]
     values = {axis: getattr(fitness, axis) for axis in AXES}
@@ -270,6 +273,23 @@ def overview(
         screenings=[screening_views.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
         screenings_total=len(screenings),
         embed=badge_views.embed(str(request.base_url), agent.id, agent.name),
+        coverage=coverage_views.coverage_answer(agent.id, figures),
+        owner_view=caller.sees_owned(agent.owner),
+    )
+
+
+@router.get("/agents/{agent_id}/coverage", response_class=HTMLResponse)
+def coverage(agent_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
+    """The Coverage card alone, with its owner-only detail: the owner's key
+    (sent by the agent page's script) or --insecure, as GET .../coverage."""
+    agent = agent_views.agent(store, agent_id)
+    answer = coverage_views.coverage(store, caller, agent.id)
+    return page(
+        "coverage.html",
+        title=f"Coverage of {agent.name}",
+        agent=agent,
+        coverage=answer,
+        owner_view=True,
     )
 
 
