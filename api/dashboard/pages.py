@@ -239,7 +239,8 @@ def overview(
 ) -> HTMLResponse:
     """The composite and its arithmetic, the radar, pass^k and what to fix:
     /stats, /fitness, /reliability and /diagnostics from one pass over the
-    runs and one read of the cohort."""
+    runs and one read of the cohort; and the coverage of its spans (its
+    detail only for a viewer who may read the owner's traces)."""
     where = where_of(version)
     agent = agent_views.agent(store, agent_id)
     versions = loop_views.versions(store, agent.id).items

@@ -99,6 +99,8 @@ def no_page_errors_but_the_refusal(driver: webdriver.Chrome) -> None:
     problems = [
         e["message"]
         for e in driver.get_log("browser")
-        if e["level"] == "SEVERE" and "favicon.ico" not in e["message"] and "403" not in e["message"]
+        if e["level"] == "SEVERE"
+        and "favicon.ico" not in e["message"]
+        and "403" not in e["message"]
     ]
     assert problems == []
