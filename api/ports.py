@@ -273,8 +273,11 @@ class UnrecognisedName:
 @dataclass(frozen=True, slots=True)
 class Coverage:
     """What the collector could and could not recognise of an agent's spans,
-    over its newest runs (`runs` of them). `scopes` come most unrecognised
-    first; `unrecognised_names` are the most frequent pairs."""
+    over its newest runs (`runs` of them). `spans` and `unrecognised` are
+    the runs' own counts (`span_count`, `unrecognised_spans`; runs stored
+    before conventions left out); `scopes` (most unrecognised first) and
+    `unrecognised_names` (the most frequent pairs) group the spans of those
+    runs' traces that name the agent."""
 
     runs: int
     spans: int
@@ -357,9 +360,11 @@ class ReadStore(Protocol):
 
     def trace(self, run: RunInfo, max_spans: int) -> TraceView: ...
 
-    def coverage(self, agent_id: str) -> Coverage:
+    def coverage(self, agent_id: str, detail: bool = True) -> Coverage:
         """The agent's spans over its newest 1,000 runs, recognised or not
-        (CONVENTIONS.md section 6), in a few statements whatever the runs."""
+        (CONVENTIONS.md section 6), in a few statements whatever the runs.
+        Without `detail`, the totals alone (no scopes, no names): one read
+        of the runs, for a page that only needs to know whether to warn."""
         ...
 
 

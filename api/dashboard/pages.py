@@ -251,7 +251,11 @@ def overview(
     canonical = scores.composite if where == ALL_RUNS else store.composite(agent.id)
     fitness = agent_views.fitness_of([run.record for run in cohort], mine, canonical)
     reliability = agent_views.reliability_of(scores.repeatability)
-    figures = store.coverage(agent.id)
+    owner_view = caller.sees_owned(agent.owner)
+    if owner_view:  # the card shows the detail
+        figures = store.coverage(agent.id)
+    else:
+        figures = coverage_views.figures_for_warning(store, agent.id)
     warning = coverage_views.warning_of(figures)
     diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS, warning)
     composite = scores.composite
@@ -275,7 +279,7 @@ def overview(
         screenings_total=len(screenings),
         embed=badge_views.embed(str(request.base_url), agent.id, agent.name),
         coverage=coverage_views.coverage_answer(agent.id, figures),
-        owner_view=caller.sees_owned(agent.owner),
+        owner_view=owner_view,
     )
 
 

@@ -54,10 +54,27 @@ def coverage_answer(agent_id: str, figures: CoverageFigures) -> Coverage:
     )
 
 
+def figures_for_warning(store: ReadStore, agent_id: str) -> CoverageFigures:
+    """The totals (one read of the runs), and the scopes only when they warn:
+    /diagnostics and the agent page pay for the spans only when there is a
+    warning to name them in."""
+    totals = store.coverage(agent_id, detail=False)
+    return store.coverage(agent_id) if warns(totals) else totals
+
+
+def coverage_warning(store: ReadStore, agent_id: str) -> CoverageWarning | None:
+    return warning_of(figures_for_warning(store, agent_id))
+
+
+def warns(figures: CoverageFigures) -> bool:
+    """More than WARNING_SHARE of the spans are unrecognised (CONVENTIONS.md section 6)."""
+    return figures.spans > 0 and figures.unrecognised / figures.spans > WARNING_SHARE
+
+
 def warning_of(figures: CoverageFigures) -> CoverageWarning | None:
     """The warning when more than WARNING_SHARE of the spans are unrecognised."""
     share = _share(figures.unrecognised, figures.spans)
-    if share is None or figures.unrecognised / figures.spans <= WARNING_SHARE:
+    if share is None or not warns(figures):
         return None
     scopes = [s.scope for s in figures.scopes if s.unrecognised]
     return CoverageWarning(
@@ -75,6 +92,8 @@ def _message(share: float, scopes: list[str]) -> str:
     percent = share * 100  # "10%" would read as the threshold itself: say 10.4%
     said = f"{percent:.0f}%" if round(percent) > WARNING_SHARE * 100 else f"{percent:.1f}%"
     named = [f"`{s}`" if s else "(no scope name)" for s in scopes[:NAMED_SCOPES]]
+    if not named:  # the unrecognised spans name another service (a claimed run)
+        return f"{said} of this agent's spans were not recognised"
     more = len(scopes) - len(named)
     if more:
         named.append(f"{more} more")

@@ -133,7 +133,7 @@ SPECIFIED_AXIS_FIELDS = (
 def diagnostics(store: ReadStore, agent_id: str, where: RunFilter, limit: int = 10) -> Diagnostics:
     """The weakest axis, and what costs each axis its points (the fitness cohort)."""
     agent = find_agent(store, agent_id)
-    warning = coverage_views.warning_of(store.coverage(agent.id))
+    warning = coverage_views.coverage_warning(store, agent.id)
     return diagnostics_of(agent.id, store.cohort(agent.id, where), limit, warning)
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, desc, func, literal_column, select
+from sqlalchemy import CTE, ColumnElement, Select, and_, case, desc, func, literal_column, select
 
 from api.ports import Coverage, ScopeCoverage, UnrecognisedName
 from collector.conventions import UNRECOGNISED, RuleLabel
@@ -33,15 +34,45 @@ TOP_NAMES = 20  # ... and its 20 most frequent unrecognised (scope, span name) p
 _UNRECOGNISED: ColumnElement[str] = literal_column(f"'{UNRECOGNISED}'")
 
 
-def coverage_of(session: SqlSession, agent_id: str) -> Coverage:
-    """The agent's spans over its newest runs, by scope, role and convention."""
+def coverage_of(session: SqlSession, agent_id: str, detail: bool = True) -> Coverage:
+    """The agent's spans over its newest runs; with `detail`, by scope, role
+    and convention, and the most frequent unrecognised span names."""
     newest = (
-        select(runs.c.id, runs.c.trace_ref, runs.c.root_span_id)
+        select(
+            runs.c.id,
+            runs.c.trace_ref,
+            runs.c.root_span_id,
+            runs.c.span_count,
+            runs.c.unrecognised_spans,
+        )
         .where(runs.c.agent_id == agent_id, runs.c.trace_ref.is_not(None))
         .order_by(runs.c.started_ns.desc(), runs.c.id.desc())
         .limit(NEWEST_RUNS)
         .cte("newest")
     )
+    # The headline is the runs' own counts, as assembly made them: a run
+    # stored before conventions (unrecognised_spans null) counts in neither sum.
+    classified = newest.c.unrecognised_spans.is_not(None)
+    totals = select(
+        func.count(),
+        func.coalesce(func.sum(case((classified, newest.c.span_count), else_=0)), 0),
+        func.coalesce(func.sum(newest.c.unrecognised_spans), 0),
+    ).select_from(newest)
+    run_count, span_count, unrecognised_count = tuple(session.execute(totals).one())
+    figures = Coverage(int(run_count), int(span_count), int(unrecognised_count), (), ())
+    if not detail or not run_count:
+        return figures
+    by_label, by_name = _detail_statements(newest, agent_id)
+    names = [
+        UnrecognisedName(r.scope_name, r.name, int(r.spans), str(r.run_id))
+        for r in session.execute(by_name)
+    ]
+    return _folded(figures, session.execute(by_label).all(), names)
+
+
+def _detail_statements(newest: CTE, agent_id: str) -> tuple[Select[Any], Select[Any]]:
+    """The spans of the newest runs' traces that name the agent, grouped by
+    (scope, role, label), and the unrecognised ones by (scope, span name)."""
     # One row per trace (several runs of the agent may share one), with the
     # smallest run id as the example a reader can open.
     traces = (
@@ -55,9 +86,14 @@ def coverage_of(session: SqlSession, agent_id: str) -> Coverage:
         .distinct()
         .cte("newest_roots")
     )
+    # Only an unrecognised span is looked up among the roots.
     joined = traces.join(spans, spans.c.trace_ref == traces.c.trace_ref).outerjoin(
         roots,
-        and_(roots.c.trace_ref == spans.c.trace_ref, roots.c.root_span_id == spans.c.span_id),
+        and_(
+            spans.c.rule == _UNRECOGNISED,
+            roots.c.trace_ref == spans.c.trace_ref,
+            roots.c.root_span_id == spans.c.span_id,
+        ),
     )
     unrecognised = and_(spans.c.rule == _UNRECOGNISED, roots.c.root_span_id.is_(None))
     by_label = (
@@ -74,30 +110,17 @@ def coverage_of(session: SqlSession, agent_id: str) -> Coverage:
     )
     counted = func.count().label("spans")
     by_name = (
-        select(
-            spans.c.scope_name,
-            spans.c.name,
-            counted,
-            func.min(traces.c.run_id).label("run_id"),
-        )
+        select(spans.c.scope_name, spans.c.name, counted, func.min(traces.c.run_id).label("run_id"))
         .select_from(joined)
         .where(spans.c.agent_id == agent_id, unrecognised)
         .group_by(spans.c.scope_name, spans.c.name)
         .order_by(desc(counted), spans.c.scope_name, spans.c.name)
         .limit(TOP_NAMES)
     )
-    run_count = select(func.count()).select_from(newest)
-    return _folded(
-        int(session.execute(run_count).scalar_one()),
-        session.execute(by_label).all(),
-        [
-            UnrecognisedName(r.scope_name, r.name, int(r.spans), str(r.run_id))
-            for r in session.execute(by_name)
-        ],
-    )
+    return by_label, by_name
 
 
-def _folded(run_count: int, groups: Sequence[Any], names: list[UnrecognisedName]) -> Coverage:
+def _folded(figures: Coverage, groups: Sequence[Any], names: list[UnrecognisedName]) -> Coverage:
     """(scope, role, label) groups -> one entry per scope, most unrecognised first."""
     totals: Counter[str] = Counter()
     missed: Counter[str] = Counter()
@@ -120,10 +143,4 @@ def _folded(run_count: int, groups: Sequence[Any], names: list[UnrecognisedName]
         )
         for scope in sorted(totals, key=lambda s: (-missed[s], -totals[s], s))
     ]
-    return Coverage(
-        runs=run_count,
-        spans=sum(totals.values()),
-        unrecognised=sum(missed.values()),
-        scopes=scopes,
-        unrecognised_names=names,
-    )
+    return replace(figures, scopes=scopes, unrecognised_names=names)

@@ -321,10 +321,10 @@ class SqlReadStore:
             rows = session.execute(query).all() if number is not None else []
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
 
-    def coverage(self, agent_id: str) -> Coverage:
+    def coverage(self, agent_id: str, detail: bool = True) -> Coverage:
         """CONVENTIONS.md section 6, over the agent's newest runs (storage.coverage)."""
         with self._db.reading() as session:
-            return coverage_of(session, agent_id)
+            return coverage_of(session, agent_id, detail)
 
 
 def _count_task(
