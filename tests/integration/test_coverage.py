@@ -6,6 +6,7 @@ warn anyone past 10%; /metrics counts them by scope once stored."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -13,7 +14,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from bench.support.otlp import attrs, new_span_id, new_trace_id, span
 from bench.support.servers import cli
-from tests.integration.harness import Collector, wait_for
+from tests.integration.harness import Collector, running_collector, wait_for
 
 AGENT = "acme-agent"
 RUNS = 4
@@ -110,6 +111,18 @@ def test_coverage_is_the_owners_as_a_trace_is(collector: Collector) -> None:
     for ident in (unknown, "not-a-uuid"):
         reply = collector.http.get(f"{url}/api/v1/agents/{ident}/coverage", headers=owner)
         assert reply.status_code == 404
+
+
+def test_under_insecure_anyone_reads_coverage_and_the_agent_pages_detail(
+    tmp_path: Path, database_url: str
+) -> None:
+    with running_collector(tmp_path, database_url=database_url, insecure=True) as c:
+        agent_id, _ = sent_runs(c)
+        reply = c.http.get(f"{c.http_url}/api/v1/agents/{agent_id}/coverage")
+        assert reply.status_code == 200 and reply.json()["unrecognised_spans"] == 12
+        page = c.http.get(f"{c.http_url}/agents/{agent_id}").text
+        assert 'id="coverage-scopes"' in page and 'id="coverage-form"' not in page
+        assert c.http.get(f"{c.http_url}/agents/{agent_id}/coverage").status_code == 200
 
 
 def test_diagnostics_and_diagnose_warn_anyone_when_a_tenth_is_unrecognised(
