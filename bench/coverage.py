@@ -51,8 +51,9 @@ UNKNOWN_NAMES = ("Tool: search", "Generation", "Step")
 KNOWN_RULES = (("tool", "genai:tool[0]"), ("llm", "genai:llm[0]"), ("other", "genai:applies_to"))
 
 
-def fill(url: str, count: int, span_count: int) -> str:
-    """`count` runs of one agent, each a trace of `span_count` spans; its id."""
+def fill(url: str, count: int, span_count: int, analyse: bool = True) -> str:
+    """`count` runs of one agent, each a trace of `span_count` spans; its id.
+    `analyse=False` leaves PostgreSQL without statistics, as a new store is."""
     db = open_database(url, synchronous="OFF")
     create_schema(db)
     ident = agent_id(OWNER, NAME)
@@ -112,7 +113,7 @@ def fill(url: str, count: int, span_count: int) -> str:
                 spans, ("trace_ref", *SPAN_COLUMNS), span_rows[start : start + 20_000]
             )
         session.insert_ignore_rows(runs, (*RUN_COLUMNS, "trace_ref"), run_rows)
-    if db.dialect == "postgresql":  # what autovacuum has done by then
+    if analyse and db.dialect == "postgresql":  # what autovacuum has done by then
         with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE")
     db.dispose()

@@ -1,27 +1,35 @@
 """An agent's coverage: which of its spans the conventions recognised
-(CONVENTIONS.md section 6), over its newest runs, in two statements.
+(CONVENTIONS.md section 6), over its newest runs, in four statements.
 
-Each span row keeps the label of what recognised it (`rule`: a convention's
-rule, a convention that knows the span, or `unrecognised`), so nothing is
-re-assembled: the spans of the traces of the agent's newest 1,000 runs are
-grouped in SQL, once by (scope, role, label) and once by (scope, span name)
-for the unrecognised ones; Python only folds the few groups. A run's spans
-are taken as the spans of its trace that name its agent, which is the whole
-run unless a `badge.run.id` span claims another service's spans
-(docs/runs.md "Who owns what"); the run's root is never unrecognised.
+The headline is the runs' own counts (`span_count`, `unrecognised_spans`,
+as assembly made them), one read of the agent's newest 1,000 runs. For the
+detail, each span row keeps the label of what recognised it (`rule`: a
+convention's rule, a convention that knows the span, or `unrecognised`), so
+nothing is re-assembled: the spans of those runs' traces that name the agent
+are grouped in SQL, by (scope, role, label) and, the unrecognised ones, by
+(scope, span name); the runs' roots, never unrecognised, are read by their
+ids (1,000 index probes) and taken off in Python, which only folds groups.
+That spans are "the run's" when they name its agent holds for the whole run
+unless a `badge.run.id` span claims another service's spans (docs/runs.md
+"Who owns what").
 
-Measured (bench/coverage.py, 1,000 runs x 50 spans, 20% unrecognised, 2
-cores shared): MEASURE-ME.
+Every statement reaches spans through their trace number (the unique index
+`ux_spans_identity`), a PostgreSQL store without statistics included: roots
+looked up among the spans by an anti-join instead made that planner compare
+each unrecognised span with every root (1.3 s for 1,000 x 50 spans).
+
+Measured (bench/coverage.py: the newest 1,000 of 2,000 runs x 50 spans, a
+fifth unrecognised; 2 cores shared with other work): MEASURE-ME.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import CTE, ColumnElement, Select, and_, case, desc, func, literal_column, select
+from sqlalchemy import CTE, ColumnElement, and_, case, desc, func, literal_column, select
 
 from api.ports import Coverage, ScopeCoverage, UnrecognisedName
 from collector.conventions import UNRECOGNISED, RuleLabel
@@ -50,8 +58,7 @@ def coverage_of(session: SqlSession, agent_id: str, detail: bool = True) -> Cove
         .limit(NEWEST_RUNS)
         .cte("newest")
     )
-    # The headline is the runs' own counts, as assembly made them: a run
-    # stored before conventions (unrecognised_spans null) counts in neither sum.
+    # A run stored before conventions (unrecognised_spans null) counts in neither sum.
     classified = newest.c.unrecognised_spans.is_not(None)
     totals = select(
         func.count(),
@@ -62,17 +69,11 @@ def coverage_of(session: SqlSession, agent_id: str, detail: bool = True) -> Cove
     figures = Coverage(int(run_count), int(span_count), int(unrecognised_count), (), ())
     if not detail or not run_count:
         return figures
-    by_label, by_name = _detail_statements(newest, agent_id)
-    names = [
-        UnrecognisedName(r.scope_name, r.name, int(r.spans), str(r.run_id))
-        for r in session.execute(by_name)
-    ]
-    return _folded(figures, session.execute(by_label).all(), names)
+    return _detail(session, newest, agent_id, figures)
 
 
-def _detail_statements(newest: CTE, agent_id: str) -> tuple[Select[Any], Select[Any]]:
-    """The spans of the newest runs' traces that name the agent, grouped by
-    (scope, role, label), and the unrecognised ones by (scope, span name)."""
+def _detail(session: SqlSession, newest: CTE, agent_id: str, figures: Coverage) -> Coverage:
+    """The spans of the newest runs' traces that name the agent, by scope."""
     # One row per trace (several runs of the agent may share one), with the
     # smallest run id as the example a reader can open.
     traces = (
@@ -80,47 +81,70 @@ def _detail_statements(newest: CTE, agent_id: str) -> tuple[Select[Any], Select[
         .group_by(newest.c.trace_ref)
         .cte("newest_traces")
     )
+    in_traces = traces.join(spans, spans.c.trace_ref == traces.c.trace_ref)
+    mine = spans.c.agent_id == agent_id
+    unrecognised = spans.c.rule == _UNRECOGNISED
+    group = (spans.c.scope_name, spans.c.role, spans.c.rule)
     roots = (
-        select(newest.c.trace_ref, newest.c.root_span_id)
-        .where(newest.c.root_span_id.is_not(None))
-        .distinct()
-        .cte("newest_roots")
+        select(*group, spans.c.name, func.count().label("spans"))
+        .select_from(
+            newest.join(
+                spans,
+                and_(
+                    spans.c.trace_ref == newest.c.trace_ref,
+                    spans.c.span_id == newest.c.root_span_id,
+                ),
+            )
+        )
+        .where(mine, unrecognised)
+        .group_by(*group, spans.c.name)
     )
-    # Only an unrecognised span is looked up among the roots.
-    joined = traces.join(spans, spans.c.trace_ref == traces.c.trace_ref).outerjoin(
-        roots,
-        and_(
-            spans.c.rule == _UNRECOGNISED,
-            roots.c.trace_ref == spans.c.trace_ref,
-            roots.c.root_span_id == spans.c.span_id,
-        ),
-    )
-    unrecognised = and_(spans.c.rule == _UNRECOGNISED, roots.c.root_span_id.is_(None))
+    root_rows = session.execute(roots).all()
     by_label = (
         select(
-            spans.c.scope_name,
-            spans.c.role,
-            spans.c.rule,
+            *group,
             func.count().label("spans"),
             func.sum(case((unrecognised, 1), else_=0)).label("unrecognised"),
         )
-        .select_from(joined)
-        .where(spans.c.agent_id == agent_id)
-        .group_by(spans.c.scope_name, spans.c.role, spans.c.rule)
+        .select_from(in_traces)
+        .where(mine)
+        .group_by(*group)
     )
     counted = func.count().label("spans")
+    # A root takes at most its own pair down: the top TOP_NAMES pairs once
+    # roots are off are among the top TOP_NAMES + (pairs roots have) before.
     by_name = (
         select(spans.c.scope_name, spans.c.name, counted, func.min(traces.c.run_id).label("run_id"))
-        .select_from(joined)
-        .where(spans.c.agent_id == agent_id, unrecognised)
+        .select_from(in_traces)
+        .where(mine, unrecognised)
         .group_by(spans.c.scope_name, spans.c.name)
         .order_by(desc(counted), spans.c.scope_name, spans.c.name)
-        .limit(TOP_NAMES)
+        .limit(TOP_NAMES + len(root_rows))
     )
-    return by_label, by_name
+    names = _names(session.execute(by_name).all(), root_rows)
+    return _folded(figures, session.execute(by_label).all(), root_rows, names)
 
 
-def _folded(figures: Coverage, groups: Sequence[Any], names: list[UnrecognisedName]) -> Coverage:
+def _names(rows: Iterable[Any], root_rows: Iterable[Any]) -> list[UnrecognisedName]:
+    """The most frequent unrecognised (scope, name) pairs, roots taken off."""
+    roots: Counter[tuple[str, str]] = Counter()
+    for root in root_rows:
+        roots[(root.scope_name, root.name)] += int(root.spans)
+    found = [
+        UnrecognisedName(r.scope_name, r.name, left, str(r.run_id))
+        for r in rows
+        if (left := int(r.spans) - roots[(r.scope_name, r.name)]) > 0
+    ]
+    found.sort(key=lambda n: (-n.spans, n.scope, n.name))
+    return found[:TOP_NAMES]
+
+
+def _folded(
+    figures: Coverage,
+    groups: Sequence[Any],
+    root_rows: Iterable[Any],
+    names: list[UnrecognisedName],
+) -> Coverage:
     """(scope, role, label) groups -> one entry per scope, most unrecognised first."""
     totals: Counter[str] = Counter()
     missed: Counter[str] = Counter()
@@ -133,6 +157,8 @@ def _folded(figures: Coverage, groups: Sequence[Any], names: list[UnrecognisedNa
         convention = RuleLabel.parse(rule).convention
         if convention is not None:
             conventions[scope][convention] += int(count)
+    for root in root_rows:  # CONVENTIONS.md section 4: a run's root is never unrecognised
+        missed[root.scope_name] -= int(root.spans)
     scopes = [
         ScopeCoverage(
             scope=scope,
