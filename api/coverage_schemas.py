@@ -33,6 +33,9 @@ class Coverage(BaseModel):
     unrecognised_share: float | None = Field(
         description="unrecognised_spans / spans, 0-1, 4 decimals; null without spans"
     )
+    conventions: dict[str, int] = Field(
+        description="spans each convention recognised, every scope together, most first"
+    )
     scopes: list[ScopeCoverageItem] = Field(description="most unrecognised first")
     top_unrecognised: list[UnrecognisedPair] = Field(
         description="the 20 most frequent unrecognised (scope, span name) pairs"

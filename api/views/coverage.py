@@ -7,6 +7,8 @@ public counts can be trusted, and names only instrumentation scopes.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from api.auth import Caller
 from api.coverage_schemas import Coverage, CoverageWarning, ScopeCoverageItem, UnrecognisedPair
 from api.ports import Coverage as CoverageFigures
@@ -33,6 +35,7 @@ def coverage_answer(agent_id: str, figures: CoverageFigures) -> Coverage:
         spans=figures.spans,
         unrecognised_spans=figures.unrecognised,
         unrecognised_share=_share(figures.unrecognised, figures.spans),
+        conventions=_conventions(figures),
         scopes=[
             ScopeCoverageItem(
                 scope=s.scope,
@@ -52,6 +55,13 @@ def coverage_answer(agent_id: str, figures: CoverageFigures) -> Coverage:
         ],
         warning=warning.message if warning else None,
     )
+
+
+def _conventions(figures: CoverageFigures) -> dict[str, int]:
+    summed: Counter[str] = Counter()
+    for scope in figures.scopes:
+        summed.update(scope.conventions)
+    return dict(sorted(summed.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def figures_for_warning(store: ReadStore, agent_id: str) -> CoverageFigures:

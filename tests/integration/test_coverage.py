@@ -91,6 +91,7 @@ def test_the_owner_sees_which_spans_no_convention_recognised_by_scope_and_name(
     openai = by_scope["opentelemetry.instrumentation.openai"]
     assert openai["roles"] == {"llm": RUNS, "tool": RUNS} and openai["unrecognised_spans"] == 0
     assert sum(openai["conventions"].values()) == 2 * RUNS
+    assert body["conventions"] == openai["conventions"]  # no other scope is recognised
     assert by_scope["harness"]["unrecognised_spans"] == 0  # the roots
     pairs = [(p["scope"], p["name"], p["spans"]) for p in body["top_unrecognised"]]
     assert pairs == [("acme.tracer", "Tool: search", 8), ("acme.tracer", "Generation", 4)]
