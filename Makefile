@@ -73,6 +73,8 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 	$(PY) bench/reads.py
 	$(PY) bench/read_flood.py --unbounded
 	$(PY) bench/certificates.py
+	$(PY) bench/coverage.py
+	$(PY) bench/coverage.py --store postgresql
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
 	$(PY) bench/fuzz.py --inputs 1000000

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from api.coverage_schemas import CoverageWarning
+
 
 class VersionItem(BaseModel):
     version: str | None = Field(description="null: runs that carry no version")
@@ -120,3 +122,9 @@ class Diagnostics(BaseModel):
     agent_id: str
     weakest_axis: str | None
     axes: dict[str, AxisDiagnosis]
+    coverage_warning: CoverageWarning | None = Field(
+        default=None,
+        description="set when more than 10% of the spans of the agent's newest 1,000 runs "
+        "were not recognised: its steps, LLM calls and tokens may be undercounted "
+        "(GET /agents/{id}/coverage, docs/conventions.md)",
+    )

@@ -247,6 +247,45 @@ class TraceView:
     truncated: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeCoverage:
+    """One instrumentation scope's spans among an agent's newest runs
+    (CONVENTIONS.md section 6): how many, how many no convention recognised,
+    and how the rest split by role and by the convention that knew them."""
+
+    scope: str
+    spans: int
+    unrecognised: int
+    roles: Mapping[str, int]  # tool, llm, agent, other -> spans
+    conventions: Mapping[str, int]  # convention -> spans it recognised (a rule or applies_to)
+
+
+@dataclass(frozen=True, slots=True)
+class UnrecognisedName:
+    """A (scope, span name) pair no convention recognised, with one run that has it."""
+
+    scope: str
+    name: str
+    spans: int
+    example_run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What the collector could and could not recognise of an agent's spans,
+    over its newest runs (`runs` of them). `spans` and `unrecognised` are
+    the runs' own counts (`span_count`, `unrecognised_spans`; runs stored
+    before conventions left out); `scopes` (most unrecognised first) and
+    `unrecognised_names` (the most frequent pairs) group the spans of those
+    runs' traces that name the agent."""
+
+    runs: int
+    spans: int
+    unrecognised: int
+    scopes: Sequence[ScopeCoverage]
+    unrecognised_names: Sequence[UnrecognisedName]
+
+
 OUTCOMES = ("success", "failure", "unknown")  # GET /runs?outcome=
 
 
@@ -320,6 +359,13 @@ class ReadStore(Protocol):
     def run(self, run_id: str) -> RunInfo | None: ...
 
     def trace(self, run: RunInfo, max_spans: int) -> TraceView: ...
+
+    def coverage(self, agent_id: str, detail: bool = True) -> Coverage:
+        """The agent's spans over its newest 1,000 runs, recognised or not
+        (CONVENTIONS.md section 6), in a few statements whatever the runs.
+        Without `detail`, the totals alone (no scopes, no names): one read
+        of the runs, for a page that only needs to know whether to warn."""
+        ...
 
 
 class AgentWrites(Protocol):

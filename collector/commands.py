@@ -531,6 +531,7 @@ def print_pairs(axis: str, pairs: list[dict[str, Any]]) -> None:
 def print_diagnosis(body: dict[str, Any], server: str, owner: str | None = None) -> None:
     weakest = body["weakest_axis"]
     print(f"weakest axis: {weakest or '(none: every axis is full or has no evidence)'}")
+    print_coverage_warning(body.get("coverage_warning"), server, body["agent_id"])
     trace = 'curl -H "authorization: Bearer $KEY" ' + f"{server.rstrip('/')}/api/v1/runs/{{}}/trace"
     if any(o.get("run_id") for found in body["axes"].values() for o in found["offenders"]):
         # A trace is its owner's (docs/api.md): the first-start key is owner local's.
@@ -553,6 +554,22 @@ def print_diagnosis(body: dict[str, Any], server: str, owner: str | None = None)
                     f"  task {o['task_id']}: {o['successes']}/{o['runs']} passed, runs "
                     f"{', '.join(o['run_ids'][:3])}"
                 )
+
+
+def print_coverage_warning(warning: dict[str, Any] | None, server: str, agent_id: str) -> None:
+    """CONVENTIONS.md section 6: more than 10% of the agent's spans were not
+    recognised, so a low step count may be a blind spot rather than an
+    efficient agent. Says which scopes, and where the detail is."""
+    if not warning:
+        return
+    print(
+        f"warning: {warning['message']} ({warning['unrecognised_spans']} of "
+        f"{warning['spans']} spans of the newest {warning['runs_counted']} runs): its tool "
+        "steps, LLM calls and tokens may be undercounted"
+    )
+    detail = f"{server.rstrip('/')}/api/v1/agents/{agent_id}/coverage"
+    print(f"  which spans: {detail} (owner's key); a convention file for those scopes fixes it")
+    print("  (docs/conventions.md: `badge-collector conventions check FILE`, then --conventions)")
 
 
 def _offending(axis: str, value: Any) -> str:

@@ -84,5 +84,16 @@ class Metrics:
             registry=r,
         )
 
+        # CONVENTIONS.md section 6: spans stored that no convention recognised,
+        # by instrumentation scope; collector.writer.unrecognised caps the
+        # label's values (the rest count as scope="other").
+        self.spans_unrecognised = Counter(
+            "badge_spans_unrecognised",
+            "Spans stored that no convention recognised (parentless spans aside), by "
+            'instrumentation scope: at most 50 scope values, the rest as scope="other"',
+            ["scope"],
+            registry=r,
+        )
+
     def render(self) -> bytes:
         return bytes(generate_latest(self.registry))

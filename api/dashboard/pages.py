@@ -36,6 +36,7 @@ from api.problems import Invalid
 from api.render import rfc3339
 from api.views import agents as agent_views
 from api.views import badges as badge_views
+from api.views import coverage as coverage_views
 from api.views import evidence as evidence_views
 from api.views import loop as loop_views
 from api.views import runs as run_views
@@ -238,7 +239,8 @@ def overview(
 ) -> HTMLResponse:
     """The composite and its arithmetic, the radar, pass^k and what to fix:
     /stats, /fitness, /reliability and /diagnostics from one pass over the
-    runs and one read of the cohort."""
+    runs and one read of the cohort; and the coverage of its spans (its
+    detail only for a viewer who may read the owner's traces)."""
     where = where_of(version)
     agent = agent_views.agent(store, agent_id)
     versions = loop_views.versions(store, agent.id).items
@@ -249,7 +251,13 @@ def overview(
     canonical = scores.composite if where == ALL_RUNS else store.composite(agent.id)
     fitness = agent_views.fitness_of([run.record for run in cohort], mine, canonical)
     reliability = agent_views.reliability_of(scores.repeatability)
-    diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS)
+    owner_view = caller.sees_owned(agent.owner)
+    if owner_view:  # the card shows the detail
+        figures = store.coverage(agent.id)
+    else:
+        figures = coverage_views.figures_for_warning(store, agent.id)
+    warning = coverage_views.warning_of(figures)
+    diagnosis = loop_views.diagnostics_of(agent.id, cohort, OFFENDERS, warning)
     composite = scores.composite
     screenings = [s for s in store.screenings(agent.id) if _of_version(s.version, version)]
     values = {axis: getattr(fitness, axis) for axis in AXES}
@@ -270,6 +278,23 @@ def overview(
         screenings=[screening_views.screening_item(s) for s in screenings[:SCREENINGS_SHOWN]],
         screenings_total=len(screenings),
         embed=badge_views.embed(str(request.base_url), agent.id, agent.name),
+        coverage=coverage_views.coverage_answer(agent.id, figures),
+        owner_view=owner_view,
+    )
+
+
+@router.get("/agents/{agent_id}/coverage", response_class=HTMLResponse)
+def coverage(agent_id: str, store: StoreDep, caller: CallerDep) -> HTMLResponse:
+    """The Coverage card alone, with its owner-only detail: the owner's key
+    (sent by the agent page's script) or --insecure, as GET .../coverage."""
+    agent = agent_views.agent(store, agent_id)
+    answer = coverage_views.coverage(store, caller, agent.id)
+    return page(
+        "coverage.html",
+        title=f"Coverage of {agent.name}",
+        agent=agent,
+        coverage=answer,
+        owner_view=True,
     )
 
 

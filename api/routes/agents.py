@@ -1,4 +1,4 @@
-"""/api/v1/agents: leaderboard, agent, stats, fitness, reliability, delete (api.views.agents)."""
+"""/api/v1/agents: leaderboard, agent, stats, fitness, reliability, coverage, delete."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
+from api.coverage_schemas import Coverage
 from api.deps import (
     AgentWritesDep,
     CallerDep,
@@ -18,6 +19,7 @@ from api.deps import (
 from api.errors import error
 from api.schemas import Agent, AgentList, Fitness, Reliability, Stats
 from api.views import agents as views
+from api.views import coverage as coverage_views
 
 router = APIRouter(prefix="/api/v1/agents", tags=["agents"])
 _AXIS = r"\s*(correctness|latency|cost|tool_efficiency|robustness)\s*"
@@ -98,3 +100,17 @@ def fitness(
 def reliability(agent_id: str, store: StoreDep, where: FilterDep) -> Reliability:
     """pass^k per qualifying task and their mean (docs/scoring.md "pass^k")."""
     return views.reliability(store, agent_id, where)
+
+
+@router.get(
+    "/{agent_id}/coverage",
+    response_model=Coverage,
+    responses={**NOT_FOUND, 401: error("no key"), 403: error("not owner")},
+)
+def coverage(agent_id: str, store: StoreDep, caller: CallerDep) -> Coverage:
+    """Owner only, like a run's trace: of the spans of the agent's newest 1,000
+    runs, which no convention recognised, by instrumentation scope and role,
+    the conventions that recognised the rest, and the 20 most frequent
+    unrecognised (scope, span name) pairs with a run that has each
+    (docs/conventions.md "Coverage")."""
+    return coverage_views.coverage(store, caller, agent_id)

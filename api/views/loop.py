@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import scoring
+from api.coverage_schemas import CoverageWarning
 from api.loop_schemas import (
     AxisCompare,
     AxisDiagnosis,
@@ -26,6 +27,7 @@ from api.loop_schemas import (
 from api.ports import CohortRun, ReadStore, RunFilter
 from api.problems import Invalid
 from api.render import encode_cursor, page_offset, rfc3339
+from api.views import coverage as coverage_views
 from api.views.agents import find_agent
 
 NULL_VERSION = "none"  # in compare: the runs that carry no version
@@ -131,11 +133,19 @@ SPECIFIED_AXIS_FIELDS = (
 def diagnostics(store: ReadStore, agent_id: str, where: RunFilter, limit: int = 10) -> Diagnostics:
     """The weakest axis, and what costs each axis its points (the fitness cohort)."""
     agent = find_agent(store, agent_id)
-    return diagnostics_of(agent.id, store.cohort(agent.id, where), limit)
+    warning = coverage_views.coverage_warning(store, agent.id)
+    return diagnostics_of(agent.id, store.cohort(agent.id, where), limit, warning)
 
 
-def diagnostics_of(agent_id: str, cohort: list[CohortRun], limit: int) -> Diagnostics:
-    """/diagnostics from the fitness cohort (with each run's version)."""
+def diagnostics_of(
+    agent_id: str,
+    cohort: list[CohortRun],
+    limit: int,
+    coverage_warning: CoverageWarning | None = None,
+) -> Diagnostics:
+    """/diagnostics from the fitness cohort (with each run's version), and the
+    coverage warning (api.views.coverage: over the agent's newest runs, the
+    version filter aside, as CONVENTIONS.md section 6 counts them)."""
     known = {run.record.id: run for run in cohort}
     result = scoring.diagnose([run.record for run in cohort], limit)
     axes: dict[str, AxisDiagnosis] = {}
@@ -161,7 +171,12 @@ def diagnostics_of(agent_id: str, cohort: list[CohortRun], limit: int) -> Diagno
                 if isinstance(o, scoring.RunOffender)
             ]
         axes[axis] = AxisDiagnosis(score=found.score, offenders=offenders)
-    return Diagnostics(agent_id=agent_id, weakest_axis=result.weakest_axis, axes=axes)
+    return Diagnostics(
+        agent_id=agent_id,
+        weakest_axis=result.weakest_axis,
+        axes=axes,
+        coverage_warning=coverage_warning,
+    )
 
 
 def default_sides(

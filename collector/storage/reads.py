@@ -21,6 +21,7 @@ from api.ports import (
     AgentInfo,
     BoardRow,
     CohortRun,
+    Coverage,
     GradeInfo,
     RunCounts,
     RunFilter,
@@ -35,6 +36,7 @@ from api.ports import (
 from collector.assembly.runs import Timers
 from collector.storage import kept_totals
 from collector.storage.board import board_page
+from collector.storage.coverage import coverage_of
 from collector.storage.engine import Database, ping
 from collector.storage.grades import GRADED, grade_of
 from collector.storage.rows import GradeRow
@@ -318,6 +320,11 @@ class SqlReadStore:
             )
             rows = session.execute(query).all() if number is not None else []
         return trace_records(run.id, run.trace_id, rows, self._clock(), self._timers, max_spans)
+
+    def coverage(self, agent_id: str, detail: bool = True) -> Coverage:
+        """CONVENTIONS.md section 6, over the agent's newest runs (storage.coverage)."""
+        with self._db.reading() as session:
+            return coverage_of(session, agent_id, detail)
 
 
 def _count_task(

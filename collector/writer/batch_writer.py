@@ -37,6 +37,7 @@ from collector.storage.rows import AgentRow, ResourceRow, SpanRow
 from collector.storage.session import SqlSession
 from collector.storage.writes import write_agents, write_batch
 from collector.types import TraceKey
+from collector.writer.unrecognised import UnrecognisedSpans
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class BatchWriter:
         self._max_spans = max_spans
         self._hook = hook
         self._metrics = metrics
+        self._unrecognised = UnrecognisedSpans(metrics.spans_unrecognised)
         self._queue: deque[Batch] = deque()
         self._jobs: deque[Job] = deque()
         self._queued_spans = 0
@@ -214,6 +216,9 @@ class BatchWriter:
             health.recovered()
         if taken:  # before acknowledging, so an OK'd trace is already queued
             self._metrics.commit_seconds.observe(time.perf_counter() - started)
+            # Once, here: a failed transaction counted nothing, and its parts
+            # retried alone (_failed) count as each commits.
+            self._unrecognised.count(row for b in taken for row in b.span_rows)
             self._hook.after_commit(taken, state)
         for batch in taken:
             batch.future.set_result(None)

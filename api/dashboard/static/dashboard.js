@@ -1,7 +1,8 @@
 // badge-collector dashboard: progressive enhancement only. Every page works
 // without this file (forms submit); with it, the board re-ranks as sliders
-// move, pickers apply on change, and a run's trace loads as a waterfall, with
-// a screened run's evidence above it. Data reaches the page as text nodes only.
+// move, pickers apply on change, an agent's unrecognised spans load with the
+// owner's key, and a run's trace loads as a waterfall, with a screened run's
+// evidence above it. Data reaches the page as text nodes only.
 "use strict";
 
 (function () {
@@ -45,6 +46,34 @@
   document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
     select.addEventListener("change", function () { select.form.requestSubmit(); });
   });
+
+  // Agent page: which spans no convention recognised is the owner's. With the
+  // key typed (held in this page's memory only), the dashboard's coverage page
+  // is fetched and its detail takes the place of the form.
+  var coverageForm = document.getElementById("coverage-form");
+  if (coverageForm) {
+    coverageForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var said = document.getElementById("coverage-status");
+      var key = document.getElementById("coverage-key").value.trim();
+      said.textContent = "Loading…";
+      fetch("/agents/" + encodeURIComponent(coverageForm.dataset.agentId) + "/coverage", {
+        headers: { accept: "text/html", authorization: "Bearer " + key }
+      })
+        .then(function (reply) {
+          return reply.text().then(function (html) {
+            var fresh = new DOMParser().parseFromString(html, "text/html");
+            var detail = fresh.getElementById("coverage-detail");
+            if (!reply.ok || !detail) {
+              var problem = fresh.querySelector(".problem");
+              throw new Error(problem ? problem.textContent : "HTTP " + reply.status);
+            }
+            document.getElementById("coverage-detail").replaceWith(document.importNode(detail, true));
+          });
+        })
+        .catch(function (error) { said.textContent = "Could not load the spans: " + error.message; });
+    });
+  }
 
   // Run page: the trace, with the owner's key held in this page's memory only.
   var form = document.getElementById("trace-form");
