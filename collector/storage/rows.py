@@ -200,6 +200,11 @@ span_row: Callable[[tuple[Any, ...]], SpanRow] = partial(tuple.__new__, SpanRow)
 run_row_of: Callable[[tuple[Any, ...]], RunRow] = partial(tuple.__new__, RunRow)
 
 
+def plain_rows(rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Named rows as plain tuples, to pickle (`span_rows`/`run_rows` name them again)."""
+    return list(map(tuple, rows))
+
+
 def span_rows(values: Iterable[tuple[Any, ...]]) -> list[SpanRow]:
     return list(map(span_row, values))
 
