@@ -115,11 +115,12 @@ def build_rows(spans: Sequence[WireSpan], readings: Readings, sender: Sender) ->
     built = BuiltRows()
     rows, agents, resources = built.rows, built.agents, built.resources
     size = 0  # bytes of the rows' encoded spans and facts
+    for origin in {id(o): o for o in readings.origins}.values():  # a few, shared by spans
+        agents[origin.agent_id] = origin.agent_name
+        resources[origin.digest] = origin.encoded
     for span, recognition, facts, origin in zip(
         spans, readings.recognitions, readings.facts, readings.origins, strict=True
     ):
-        agents[origin.agent_id] = origin.agent_name
-        resources[origin.digest] = origin.encoded
         text = encode_facts(facts)
         size += len(span.encoded) + len(text)
         rows.append(span_row_for(span, sender, origin.agent_id, origin.digest, recognition, text))
