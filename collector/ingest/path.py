@@ -132,7 +132,7 @@ class Ingest:
             del body  # the decoder has it; the rows are what is held from here
             decoded: DecodedRows = yield decoding
             self._metrics.observe_stages(decoded.cpu_s)
-            accepted = self.accept(decoded, transport, admitted)
+            accepted = self._accept(decoded, transport, admitted)
             yield accepted.committed
             outcome = Outcome(
                 wire.codec, accepted.accepted, accepted.rejected, accepted.error_message
@@ -172,7 +172,7 @@ class Ingest:
         )
         return self._decoder.submit(job)
 
-    def accept(self, decoded: DecodedRows, transport: str, admitted: Reservation) -> Accepted:
+    def _accept(self, decoded: DecodedRows, transport: str, admitted: Reservation) -> Accepted:
         """Refuse spans of deleted agents, then queue the rest for one commit.
 
         The request's reservation first grows to what its rows hold: a small

@@ -7,15 +7,25 @@ purpose, no database stack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from collector.assembly.facts import SpanFacts
 from collector.assembly.runs import Timers, assemble_trace
 from collector.runs.run_rows import run_row, terminal_at
-from collector.storage.rows import RunRow, SpanRow
+from collector.storage.rows import RunRow, SpanRow, row_builder
 
 FreshRuns = dict[str, list[RunRow]]  # trace id -> runs assembled from one request
+
+# What run assembly reads of a stored span: its row's fields, by name, and its facts.
+span_facts_of: Callable[[SpanRow, Mapping[str, Any]], SpanFacts] = row_builder(
+    SpanFacts,
+    "row, facts",
+    {
+        **{name: f"row.{name}" for name in SpanFacts._fields if name != "facts"},
+        "facts": "facts",
+    },
+)
 
 
 def preassemble(
@@ -36,21 +46,7 @@ def preassemble(
         if members is None:
             members = by_trace[row.trace_id] = {}
         if row.span_id not in members:
-            members[row.span_id] = SpanFacts(
-                span_id=row.span_id,
-                parent_span_id=row.parent_span_id,
-                agent_id=row.agent_id,
-                name=row.name,
-                start_ns=row.start_ns,
-                end_ns=row.end_ns,
-                status_code=row.status_code,
-                flags=row.flags,
-                received_at=row.received_at,
-                grader=row.grader,
-                role=row.role,
-                rule=row.rule,
-                facts=read,
-            )
+            members[row.span_id] = span_facts_of(row, read)
     owner = rows[0].owner
     fresh: FreshRuns = {}
     for trace_id, members in by_trace.items():

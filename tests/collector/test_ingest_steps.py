@@ -16,7 +16,7 @@ from collector.conventions import builtin_set, recognise_span
 from collector.errors import BadRequest, Internal, Overloaded, answer_for
 from collector.ingest.decoding import STAGES, DecodeJob, decode_job, recognising
 from collector.ingest.export import Export, Outcome, Wire, run_async, run_blocking
-from collector.storage.rows import SPAN_COLUMNS
+from collector.storage.rows import SPAN_COLUMNS, SpanRow, row_builder
 from collector.storage.span_rows import Sender, span_row_for
 
 SENDER = Sender(owner="o", grader=False, received_at=1_790_000_000.0, key_id=7)
@@ -113,3 +113,13 @@ def test_a_body_the_codec_cannot_read_is_a_bad_request() -> None:
     job = DecodeJob(b"\xff\xff", "protobuf", False, 1 << 20, proto.Limits(), SENDER)
     with pytest.raises(BadRequest):
         decode_job(job, recognising(builtin_set()))
+
+
+def test_a_row_builder_refuses_a_column_left_unnamed_or_a_name_of_no_column() -> None:
+    values = {name: "x" for name in SPAN_COLUMNS}
+    build = row_builder(SpanRow, "x", values)
+    assert build(1) == SpanRow(*([1] * len(SPAN_COLUMNS)))
+    with pytest.raises(TypeError, match="no value for {'owner'}"):
+        row_builder(SpanRow, "x", {k: v for k, v in values.items() if k != "owner"})
+    with pytest.raises(TypeError, match="no field {'colour'}"):
+        row_builder(SpanRow, "x", {**values, "colour": "x"})
