@@ -6,10 +6,10 @@ calls (reading the body or message in time, growing the reservation as an
 HTTP body arrives) and map an outcome's `IngestError` through
 `errors.ERROR_TABLE`. Every export's outcome is counted here, once
 (`export_requests{transport,status}`), whatever door and however it ended.
-What the path
-reads from the database itself (the key, deleted agents, an owner's agent
-count) fails as `StoreUnavailable` while the database is down, as the
-writer's commit does: never as the driver's own error.
+
+What the path reads from the database itself (the key, deleted agents, an
+owner's agent count) fails as `StoreUnavailable` while the database is
+down, as the writer's commit does: never as the driver's own error.
 """
 
 from __future__ import annotations
