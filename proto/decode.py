@@ -203,7 +203,9 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = sql_text(text) if text else value_of(value, which)
         elif markers and key.startswith(markers):
-            marker = next(m for m in markers if key.startswith(m))
+            for marker in markers:  # the first that matches; no generator per key
+                if key.startswith(marker):
+                    break
             lifted[marker] = True
             wanted = tails.get(marker) if tails else None
             if wanted and key.endswith(wanted):
