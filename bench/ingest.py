@@ -2,7 +2,7 @@
 
     python bench/ingest.py [--requests 200] [--rounds 3] [--growing]
                            [--store sqlite|postgresql] [--processes N] [--database-url URL]
-                           [--senders 4] [--retry] [--naive]
+                           [--senders 4] [--retry] [--naive] [--stages]
 
 Starts real collector processes (N of them, sharing one database) on a fresh
 database per round, drives them with `--senders` concurrent senders of
@@ -14,7 +14,9 @@ it is retried as the OpenTelemetry SDK exporters do (bench/support/
 sdk_retry.py), and the refusals are counted and printed. `--naive` runs the
 naive pipeline (bench/naive_pipeline.py) on the same requests before each
 round, and prints its median and the collector's ratio to it: the machine
-drifts, so only a ratio of one sitting says much.
+drifts, so only a ratio of one sitting says much. `--stages` prints, per
+door, the CPU microseconds per span of each step of the path (medians over
+the rounds; bench/support/stages.py says what each step holds).
 `--store postgresql` starts a throwaway cluster with PostgreSQL's durable
 defaults (fsync, synchronous_commit on) for the whole benchmark.
 `--growing` keeps one database for all rounds of a door (new spans each
@@ -55,6 +57,7 @@ from bench.support.servers import (  # noqa: E402
     cli,
     start_server,
 )
+from bench.support.stages import STAGES, per_span_us, snapshot  # noqa: E402
 
 SENDERS = int(os.environ.get("BENCH_SENDERS", "4"))
 
@@ -123,12 +126,18 @@ def one_round(
     stored_before: int = 0,
     senders: int = SENDERS,
     retry: bool = False,
+    stages: list[dict[str, float]] | None = None,
 ) -> float:
     cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "bench", "--database-url", database_url).stdout
     servers = [start_server(database_url) for _ in range(processes)]
     try:
+        before = [snapshot(s.proc.pid, s.http_port) for s in servers] if stages is not None else []
         elapsed, result = drive(door, servers, key.strip(), bodies, senders, retry)
+        if stages is not None:  # one process's figures: each had its share of the spans
+            after = snapshot(servers[0].proc.pid, servers[0].http_port)
+            share = len(bodies) * 512 // len(servers)
+            stages.append(per_span_us(before[0], after, share))
     finally:
         for server in servers:
             server.stop()
@@ -209,6 +218,9 @@ def main() -> None:
     parser.add_argument(
         "--naive", action="store_true", help="the naive pipeline before each round, and the ratio"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="CPU microseconds per span of each step, per door"
+    )
     args = parser.parse_args()
     if args.paired and (args.database_url or not args.growing):
         parser.error("--paired needs --growing and a store of its own (no --database-url)")
@@ -237,13 +249,21 @@ def main() -> None:
         # in time as the machine allows, so that their ratio holds.
         naive: list[float] = []
         rates: dict[str, list[float]] = {door: [] for door in doors}
+        cpu: dict[str, list[dict[str, float]]] = {door: [] for door in doors}
         for _ in range(args.rounds):
             if args.naive:
                 naive.extend(naive_pipeline.rates(bodies, 1))
                 print(f"  naive pipeline {naive[-1]:,.0f} spans/s", flush=True)
             for door in doors:
                 rate = one_round(
-                    door, bodies, databases(), args.processes, 0, args.senders, args.retry
+                    door,
+                    bodies,
+                    databases(),
+                    args.processes,
+                    0,
+                    args.senders,
+                    args.retry,
+                    cpu[door] if args.stages else None,
                 )
                 rates[door].append(rate)
                 print(f"  OTLP/{door.upper():4} {rate:,.0f} spans/s", flush=True)
@@ -261,6 +281,16 @@ def main() -> None:
                 f"OTLP/{door.upper():4} durable spans/s: median {median:,.0f} "
                 f"(runs: {', '.join(f'{r:,.0f}' for r in rates[door])}){ratio}"
             )
+        for door in doors:
+            if cpu[door]:
+                print(stage_line(door, cpu[door]))
+
+
+def stage_line(door: str, rounds: list[dict[str, float]]) -> str:
+    """Median CPU us/span of each step over the rounds, and their sum."""
+    medians = {stage: statistics.median(r[stage] for r in rounds) for stage in STAGES}
+    steps = ", ".join(f"{stage} {us:.1f}" for stage, us in medians.items())
+    return f"OTLP/{door.upper():4} CPU us/span: {steps}; total {sum(medians.values()):.1f}"
 
 
 def growing(

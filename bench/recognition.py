@@ -143,11 +143,12 @@ def classifiers(user_files: int) -> dict[str, tuple[Any, Classify, Reset]]:
 
         return {"before (classify + facts)": (SELECTION, old, None)}
 
-    def timed(conventions: Any, cold: bool = False) -> tuple[Any, Classify, Reset]:
-        recognise = conventions.recognizer.recognise
+    try:
+        from collector.conventions import recognise_span
+    except ImportError:  # a checkout from before recognition was one step (issue 39)
 
-        def new(span: Any) -> Any:
-            found = recognise(
+        def recognise_span(span: Any, conventions: Any = None) -> Any:
+            return conventions.recognizer.recognise(
                 span.name,
                 span.kind,
                 span.status_code,
@@ -155,6 +156,10 @@ def classifiers(user_files: int) -> dict[str, tuple[Any, Classify, Reset]]:
                 span.attributes,
                 span.resource,
             )
+
+    def timed(conventions: Any, cold: bool = False) -> tuple[Any, Classify, Reset]:
+        def new(span: Any) -> Any:
+            found = recognise_span(span, conventions)
             return span_facts(
                 found, span.name, span.attributes, resource_facts(span.resource), span.events
             )

@@ -10,6 +10,8 @@
      +-- Overloaded           503 / UNAVAILABLE + RetryInfo (queue full, shutting down)
           +-- StoreUnavailable    the same: the database cannot be reached or written
           +-- DecoderLost         the same: the decoder process holding it died
+     +-- ClientGone           never answered: the client went away first
+     +-- Internal             500 / INTERNAL: a bug, logged; its text stays in the log
 
 Rows cite OTLP 1.x "Failures" (otlpgrpc / otlphttp response sections).
 """
@@ -20,6 +22,10 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 import grpc
+
+# What a client reads of an unexpected error (500 / INTERNAL); the rest is
+# logged. An exception's text may hold a driver's message with hosts and ports.
+INTERNAL: Final = "internal error; the collector logged it"
 
 
 class IngestError(Exception):
@@ -99,6 +105,23 @@ class DecoderLost(Overloaded):
         super().__init__("a decoder process stopped while decoding this export; retry", 1)
 
 
+class ClientGone(IngestError):
+    """The client closed the connection or cancelled the call before its
+    request was in: there is no one to answer (counted, not sent)."""
+
+    kind = "disconnected"
+
+
+class Internal(IngestError):
+    """Anything unexpected: logged where it happened; the client reads only
+    `INTERNAL` (a driver's message can name hosts and ports)."""
+
+    kind = "internal"
+
+    def __init__(self) -> None:
+        super().__init__(INTERNAL)
+
+
 @dataclass(frozen=True, slots=True)
 class WireAnswer:
     http_status: int
@@ -118,12 +141,8 @@ ERROR_TABLE: dict[type[IngestError], WireAnswer] = {
     Overloaded: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
     StoreUnavailable: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
     DecoderLost: WireAnswer(503, grpc.StatusCode.UNAVAILABLE, True),
+    Internal: WireAnswer(500, grpc.StatusCode.INTERNAL, False),
 }
-
-
-# What a client reads of an unexpected error (500 / INTERNAL); the rest is
-# logged. An exception's text may hold a driver's message with hosts and ports.
-INTERNAL: Final = "internal error; the collector logged it"
 
 
 def answer_for(error: IngestError) -> WireAnswer:

@@ -30,6 +30,15 @@ class Metrics:
             registry=r,
             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
         )
+        # CPU each step of the ingest path took (bench/ingest.py --stages reads it):
+        # the decoders' steps (collector.ingest.decoding.STAGES) and the writer's commits.
+        self.ingest_cpu_seconds = Counter(
+            "badge_ingest_cpu_seconds",
+            "CPU seconds of ingest steps: decode, recognise, rows, assemble (in the "
+            "decoders), write (the batch writer's transactions)",
+            ["stage"],
+            registry=r,
+        )
         self.queue_depth = Gauge("badge_queue_depth_spans", "Spans waiting", registry=r)
         self.inflight_bytes = Gauge(
             "badge_inflight_bytes", "Bytes of export requests admitted, not answered", registry=r
@@ -94,6 +103,11 @@ class Metrics:
             ["scope"],
             registry=r,
         )
+
+    def observe_stages(self, cpu_s: dict[str, float]) -> None:
+        """Add one request's CPU seconds per ingest step."""
+        for stage, seconds in cpu_s.items():
+            self.ingest_cpu_seconds.labels(stage).inc(seconds)
 
     def render(self) -> bytes:
         return bytes(generate_latest(self.registry))

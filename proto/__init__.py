@@ -4,11 +4,16 @@ Imports nothing of ours (import-linter checks it). The collector tells it
 which attributes to lift out of each span; everything else stays encoded.
 """
 
-from proto.decode import decode_request, gunzip_limited, parse_request
+from proto.codecs import CODECS, JSON, PROTOBUF, Codec, codec_for, export_response_message
+from proto.decode import decode_body, decode_request, gunzip_limited, parse_request
 from proto.errors import DecodeError, TooLarge
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
 
 __all__ = [
+    "CODECS",
+    "JSON",
+    "PROTOBUF",
+    "Codec",
     "DecodeError",
     "DecodedRequest",
     "Limits",
@@ -17,7 +22,10 @@ __all__ = [
     "Value",
     "WireEvent",
     "WireSpan",
+    "codec_for",
+    "decode_body",
     "decode_request",
+    "export_response_message",
     "gunzip_limited",
     "parse_request",
 ]

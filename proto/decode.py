@@ -10,11 +10,8 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from google.protobuf.message import DecodeError as ProtobufDecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
+from proto.codecs import CODECS
 from proto.errors import DecodeError, TooLarge
-from proto.otlp_json import json_to_request
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
 from proto.values import (
     attributes_to_python,
@@ -61,13 +58,25 @@ def gunzip_limited(body: bytes, limit: int) -> bytes:
 
 
 def parse_request(body: bytes, content: str) -> Any:
-    """Bytes -> `ExportTraceServiceRequest`; content is "protobuf" or "json"."""
-    if content == "json":
-        return json_to_request(body)
-    try:
-        return ExportTraceServiceRequest.FromString(body)
-    except ProtobufDecodeError as exc:
-        raise DecodeError(f"malformed protobuf ExportTraceServiceRequest: {exc}") from None
+    """Bytes -> `ExportTraceServiceRequest`; content is a codec's name
+    ("protobuf" or "json", proto.codecs)."""
+    return CODECS[content].parse(body)
+
+
+def decode_body(
+    body: bytes,
+    content: str,
+    *,
+    gzip: bool,
+    max_bytes: int,
+    selection: Selection,
+    limits: Limits,
+) -> DecodedRequest:
+    """A request's bytes -> its valid span records: gunzip within `max_bytes`,
+    parse with the codec named `content`, validate and lift. TooLarge or
+    DecodeError when the request as a whole cannot be taken."""
+    plain = gunzip_limited(body, max_bytes) if gzip else body
+    return decode_request(parse_request(plain, content), selection, limits)
 
 
 def decode_request(request: Any, selection: Selection, limits: Limits) -> DecodedRequest:
@@ -194,7 +203,9 @@ def _lift(span: Any, selection: Selection, limits: Limits) -> tuple[bool, dict[s
         if key in keys or (prefixes and key.startswith(prefixes)):
             lifted[key] = sql_text(text) if text else value_of(value, which)
         elif markers and key.startswith(markers):
-            marker = next(m for m in markers if key.startswith(m))
+            for marker in markers:  # the first that matches; no generator per key
+                if key.startswith(marker):
+                    break
             lifted[marker] = True
             wanted = tails.get(marker) if tails else None
             if wanted and key.endswith(wanted):

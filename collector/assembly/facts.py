@@ -247,6 +247,12 @@ def _name_negative_usage(
     """A negative count or cost its convention read is ignored (issue 37 item
     12) and named for the trace view: by the attribute that holds it, or by
     the usage field when it came from inside a JSON document."""
+    if (
+        recognition.input_tokens is None
+        and recognition.output_tokens is None
+        and recognition.cost_usd is None
+    ):
+        return  # most spans read no usage: nothing to look at (bench/ingest.py --stages)
     for field, value in (
         ("input_tokens", recognition.input_tokens),
         ("output_tokens", recognition.output_tokens),

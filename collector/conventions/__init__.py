@@ -20,6 +20,7 @@ from collector.conventions.active import (
     user_sources,
 )
 from collector.conventions.problems import ConventionError, Problem
+from collector.conventions.recognise import recognise_span
 from collector.conventions.recognition import (
     AGENT,
     LLM,
@@ -49,5 +50,6 @@ __all__ = [
     "builtin_sources",
     "compile_set",
     "load_active",
+    "recognise_span",
     "user_sources",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,14 +31,16 @@ from collector.assembly.attributes import (
     SELECTED_EVENTS,
     USAGE_PREFIXES,
 )
-from collector.assembly.facts import SpanFacts, resource_facts, span_facts
-from collector.assembly.identity import agent_id, agent_name
 from collector.assembly.runs import Timers
 from collector.conventions import ConventionSet, ConventionSource, compile_set
 from collector.errors import BadRequest, PayloadTooLarge
+from collector.ingest.stages import build_rows, recognise
 from collector.runs.preassemble import FreshRuns, preassemble
-from collector.runs.run_rows import encode_facts
-from collector.storage.rows import SpanRow, resource_digest, run_rows, span_row, span_rows
+from collector.storage.rows import SpanRow, plain_rows, run_rows, span_rows
+from collector.storage.span_rows import Sender
+
+# The steps a decode job times (CPU seconds of the decoding thread), in order.
+STAGES = ("decode", "recognise", "rows", "assemble")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +64,15 @@ def recognising(conventions: ConventionSet) -> Recognising:
     return Recognising(conventions, selection)
 
 
-# Memory a decoded span takes beyond its encoded bytes and facts (the row
-# tuple, its strings, the pre-assembled run): 732 B per span measured with
-# tracemalloc over decode_job on bench/payloads.py requests; rounded up.
-# The in-flight bound (ingest.admission) counts it.
-ROW_OVERHEAD_BYTES = 1024
-
-
 @dataclass(frozen=True, slots=True)
 class DecodeJob:
     body: bytes
-    content: str  # "protobuf" or "json"
+    content: str  # the codec's name (proto.codecs): "protobuf" or "json"
     gzip: bool
     max_bytes: int
     limits: proto.Limits
-    owner: str
-    grader: bool
-    received_at: float
+    sender: Sender
     timers: Timers = Timers()
-    key_id: int | None = None  # the sending key's id (a run certificate names it)
 
 
 @dataclass(slots=True)
@@ -95,150 +88,83 @@ class DecodedRows:
     # database holds no span of their trace yet (collector.runs.fresh).
     runs: FreshRuns = field(default_factory=dict)
     memory_bytes: int = 0  # what these rows hold in memory, roughly (admission)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # stage -> CPU seconds (STAGES)
 
     # From the decoder process to the server: rows travel as plain tuples,
-    # which pickle in C; named rows would cost a Python call each way per row.
+    # which pickle in C; named rows would cost a Python call each way per
+    # row. storage.rows owns both directions.
     def __getstate__(self) -> tuple[Any, ...]:
-        runs = {trace: list(map(tuple, rows)) for trace, rows in self.runs.items()}
-        plain = list(map(tuple, self.rows))
+        runs = {trace: plain_rows(rows) for trace, rows in self.runs.items()}
         return (
-            plain,
+            plain_rows(self.rows),
             self.agents,
             self.resources,
             self.rejected,
             self.reasons,
             runs,
             self.memory_bytes,
+            self.cpu_s,
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        rows, self.agents, self.resources, self.rejected, self.reasons, runs, self.memory_bytes = (
-            state
-        )
+        (
+            rows,
+            self.agents,
+            self.resources,
+            self.rejected,
+            self.reasons,
+            runs,
+            self.memory_bytes,
+            self.cpu_s,
+        ) = state
         self.rows = span_rows(rows)
         self.runs = {trace: run_rows(plain) for trace, plain in runs.items()}
 
 
-_ids: dict[tuple[str, str], str] = {}
-
-
-def _agent_id(owner: str, name: str) -> str:
-    key = (owner, name)
-    ident = _ids.get(key)
-    if ident is None:
-        if len(_ids) > 100_000:
-            _ids.clear()
-        ident = _ids[key] = agent_id(owner, name)
-    return ident
-
-
 def decode_job(job: DecodeJob, using: Recognising) -> DecodedRows:
-    """gunzip -> parse -> validate -> classify -> row tuples."""
+    """The job runner: wire decoding, recognition, rows, pre-assembly, in
+    turn, each step's CPU time kept for the stage figures (bench/ingest.py
+    --stages)."""
+    clock = time.thread_time
+    began = clock()
     try:
-        body = proto.gunzip_limited(job.body, job.max_bytes) if job.gzip else job.body
-        request = proto.parse_request(body, job.content)
-        decoded = proto.decode_request(request, using.selection, job.limits)
+        decoded = proto.decode_body(
+            job.body,
+            job.content,
+            gzip=job.gzip,
+            max_bytes=job.max_bytes,
+            selection=using.selection,
+            limits=job.limits,
+        )
     except proto.TooLarge as exc:
         raise PayloadTooLarge(str(exc)) from None
     except proto.DecodeError as exc:
         raise BadRequest(str(exc)) from None
-    result = DecodedRows(rejected=decoded.rejected, reasons=dict(decoded.reasons))
-    owner, grader, now, key_id = job.owner, job.grader, job.received_at, job.key_id
-    # resource -> agent id, inherited facts, digest
-    names: dict[int, tuple[str, dict[str, str], bytes]] = {}
-    by_trace: dict[str, dict[str, SpanFacts]] = {}
-    rows, agents, resources = result.rows, result.agents, result.resources
-    size = 0  # bytes of the rows' encoded spans and facts
-    recognise = using.conventions.recognizer.recognise
-    for span in decoded.spans:
-        # Unpacked once: a NamedTuple's field reads are each a descriptor call.
-        (
-            trace_id,
-            span_id,
-            parent,
-            name,
-            kind,
-            start,
-            end,
-            code,
-            message,
-            flags,
-            attributes,
-            resource,
-            scope_name,
-            events,
-            encoded,
-            resource_encoded,
-        ) = span
-        known = names.get(id(resource))  # one resource per ResourceSpans, shared
-        if known is None:
-            agent = agent_name(resource)
-            ident = _agent_id(owner, agent)
-            agents[ident] = agent
-            digest = resource_digest(resource_encoded)
-            resources[digest] = resource_encoded
-            known = names[id(resource)] = (ident, resource_facts(resource), digest)
-        ident, inherited, digest = known
-        recognition = recognise(name, kind, code, scope_name, attributes, resource)
-        role, rule = recognition.role, recognition.label
-        facts = span_facts(recognition, name, attributes, inherited, events)
-        members = by_trace.get(trace_id)
-        if members is None:
-            members = by_trace[trace_id] = {}
-        if span_id not in members:
-            members[span_id] = SpanFacts(
-                span_id,
-                parent,
-                ident,
-                name,
-                start,
-                end,
-                code,
-                flags,
-                now,
-                grader,
-                role,
-                rule,
-                facts,
-            )
-        facts_text = encode_facts(facts)
-        size += len(encoded) + len(facts_text)
-        rows.append(
-            span_row(
-                (
-                    owner,
-                    trace_id,
-                    span_id,
-                    parent,
-                    ident,
-                    name,
-                    kind,
-                    start,
-                    end,
-                    code,
-                    message,
-                    flags,
-                    scope_name,
-                    now,
-                    grader,
-                    role,
-                    rule,
-                    facts_text,
-                    encoded,
-                    digest,
-                    key_id,
-                )
-            )
-        )
-    result.memory_bytes = ROW_OVERHEAD_BYTES * len(rows) + size
-    result.runs = preassemble(
-        owner,
-        {trace: members.values() for trace, members in by_trace.items()},
-        now,
-        job.timers,
-        using.conventions.digest,
+    spans, sender = decoded.spans, job.sender
+    decoded_at = clock()
+    readings = recognise(spans, using.conventions, sender.owner)
+    recognised_at = clock()
+    built = build_rows(spans, readings, sender)
+    built_at = clock()
+    runs = preassemble(
+        built.rows, readings.facts, sender.received_at, job.timers, using.conventions.digest
     )
-    return result
+    done = clock()
+    return DecodedRows(
+        rows=built.rows,
+        agents=built.agents,
+        resources=built.resources,
+        rejected=decoded.rejected,
+        reasons=dict(decoded.reasons),
+        runs=runs,
+        memory_bytes=built.memory_bytes,
+        cpu_s={
+            "decode": decoded_at - began,
+            "recognise": recognised_at - decoded_at,
+            "rows": built_at - recognised_at,
+            "assemble": done - built_at,
+        },
+    )
 
 
 def tune_gc() -> None:

@@ -1,14 +1,20 @@
-"""The one ingest path both doors share: authenticate -> decode -> validate -> sink.
+"""The one ingest path both doors share: authenticate -> admit -> export
+(decode -> validate -> sink -> commit) -> outcome.
 
 The gRPC servicer and the HTTP route only adapt their transport to these
-calls and map `IngestError`s through `errors.ERROR_TABLE`. What the path
-reads from the database itself (the key, deleted agents, an owner's agent
-count) fails as `StoreUnavailable` while the database is down, as the
-writer's commit does: never as the driver's own error.
+calls (reading the body or message in time, growing the reservation as an
+HTTP body arrives) and map an outcome's `IngestError` through
+`errors.ERROR_TABLE`. Every export's outcome is counted here, once
+(`export_requests{transport,status}`), whatever door and however it ended.
+
+What the path reads from the database itself (the key, deleted agents, an
+owner's agent count) fails as `StoreUnavailable` while the database is
+down, as the writer's commit does: never as the driver's own error.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -17,17 +23,20 @@ from dataclasses import dataclass
 import proto
 from api.auth import INSECURE_OWNER, Principal, key_from_basic, key_from_headers
 from collector.assembly.runs import Timers
-from collector.errors import StoreUnavailable, Unauthenticated
+from collector.errors import IngestError, Internal, StoreUnavailable, Unauthenticated
 from collector.ingest.admission import InflightBudget, Reservation
 from collector.ingest.decoder_pool import Decoder
 from collector.ingest.decoding import DecodedRows, DecodeJob
+from collector.ingest.export import Export, Outcome, Wire
 from collector.metrics import Metrics
 from collector.storage.agents import AgentDirectory
 from collector.storage.health import DatabaseHealth
 from collector.storage.keys import KeyStore
 from collector.storage.rows import AgentRow, ResourceRow
+from collector.storage.span_rows import Sender
 from collector.writer import Batch, BatchWriter
 
+log = logging.getLogger(__name__)
 AGENT_DELETED = "agent deleted"
 
 
@@ -106,25 +115,64 @@ class Ingest:
             raise Unauthenticated("unknown or revoked ingest key")
         return principal
 
-    def decode(
-        self, principal: Principal, body: bytes, content: str, *, gzip: bool
-    ) -> Future[DecodedRows]:
+    def export(
+        self,
+        principal: Principal,
+        body: bytes,
+        wire: Wire,
+        transport: str,
+        admitted: Reservation,
+    ) -> Export:
+        """One export, from its body in hand to its commit (drive it with
+        export.run_blocking or export.run_async, holding `admitted`):
+        decode in a decoder, refuse spans of deleted agents, queue the rest
+        for one commit, and wait for it. Ends in its Outcome, counted."""
+        try:
+            decoding = self._decode(principal, body, wire)
+            del body  # the decoder has it; the rows are what is held from here
+            decoded: DecodedRows = yield decoding
+            self._metrics.observe_stages(decoded.cpu_s)
+            accepted = self._accept(decoded, transport, admitted)
+            yield accepted.committed
+            outcome = Outcome(
+                wire.codec, accepted.accepted, accepted.rejected, accepted.error_message
+            )
+        except IngestError as error:
+            outcome = Outcome(wire.codec, error=error)
+        except Exception:  # answered INTERNAL; the door stays open
+            log.exception("%s export failed", transport)
+            outcome = Outcome(wire.codec, error=Internal())
+        return self._counted(transport, outcome)
+
+    def refuse(self, transport: str, error: IngestError, codec: proto.Codec) -> Outcome:
+        """The outcome of a request refused before its export began (method,
+        key, media, size, a body not sent in time, a client gone), counted."""
+        return self._counted(transport, Outcome(codec, error=error))
+
+    def _counted(self, transport: str, outcome: Outcome) -> Outcome:
+        self._metrics.export_requests.labels(transport, outcome.kind).inc()
+        return outcome
+
+    def _decode(self, principal: Principal, body: bytes, wire: Wire) -> Future[DecodedRows]:
         """Hand the body to a decoder; the future holds rows or an IngestError."""
-        job = DecodeJob(
-            body=body,
-            content=content,
-            gzip=gzip,
-            max_bytes=self.max_body_bytes,
-            limits=self.limits,
+        sender = Sender(
             owner=principal.owner,
             grader=principal.role == "grader",
             received_at=self._clock(),
-            timers=self._timers,
             key_id=principal.key_id,
+        )
+        job = DecodeJob(
+            body=body,
+            content=wire.codec.name,
+            gzip=wire.gzip,
+            max_bytes=self.max_body_bytes,
+            limits=self.limits,
+            sender=sender,
+            timers=self._timers,
         )
         return self._decoder.submit(job)
 
-    def accept(self, decoded: DecodedRows, transport: str, admitted: Reservation) -> Accepted:
+    def _accept(self, decoded: DecodedRows, transport: str, admitted: Reservation) -> Accepted:
         """Refuse spans of deleted agents, then queue the rest for one commit.
 
         The request's reservation first grows to what its rows hold: a small

@@ -24,8 +24,16 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-import proto.responses
-from collector.errors import INTERNAL, BadRequest, IngestError, Overloaded, ReceiveTimeout
+import proto
+from collector.errors import (
+    BadRequest,
+    ClientGone,
+    IngestError,
+    Internal,
+    Overloaded,
+    ReceiveTimeout,
+)
+from collector.ingest.export import Outcome, Wire, run_blocking
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 from collector.receivers.deadlines import Deadlines
@@ -98,26 +106,24 @@ class GrpcDoor:
             self._deadlines.close()
 
     def _export(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+        wire = Wire(proto.PROTOBUF)  # gRPC's one encoding; grpcio has already inflated gzip
         try:
             # The key before the message: a bad key is refused without waiting for it.
             principal = self._ingest.authenticate(metadata(context.invocation_metadata()))
             body = self._receive(principal.owner, requests, context)
             with self._ingest.admit(principal, len(body)) as admitted:  # UNAVAILABLE past it
-                decoded = self._ingest.decode(principal, body, "protobuf", gzip=False).result()
-                accepted = self._ingest.accept(decoded, TRANSPORT, admitted)
-                accepted.committed.result()
+                export = self._ingest.export(principal, body, wire, TRANSPORT, admitted)
+                del body  # the export holds it until a decoder has it
+                outcome = run_blocking(export)
         except IngestError as error:
-            self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
-            abort(context, error)
+            outcome = self._ingest.refuse(TRANSPORT, error, wire.codec)
         except grpc.RpcError:  # the client went away before its message came
-            self._metrics.export_requests.labels(TRANSPORT, "cancelled").inc()
+            self._ingest.refuse(TRANSPORT, ClientGone("call cancelled"), wire.codec)
             return None
-        except Exception:  # keep the door open; report, never hide (in the log only)
+        except Exception:  # before the export (it answers its own): keep the door open
             log.exception("gRPC export failed")
-            self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
-            context.abort(grpc.StatusCode.INTERNAL, INTERNAL)
-        self._metrics.export_requests.labels(TRANSPORT, "ok").inc()
-        return proto.responses.export_response_message(accepted.rejected, accepted.error_message)
+            outcome = self._ingest.refuse(TRANSPORT, Internal(), wire.codec)
+        return _answer(context, outcome)
 
     def _receive(
         self, owner: str, requests: Iterator[bytes], context: grpc.ServicerContext
@@ -154,6 +160,14 @@ class GrpcDoor:
         if not self._deadlines.disarm(deadline):
             raise late
         return bytes(body)
+
+
+def _answer(context: grpc.ServicerContext, outcome: Outcome) -> Any:
+    """The response message, or the call ended with the outcome's error
+    (through the one error table; UNAVAILABLE carries RetryInfo)."""
+    if outcome.error is not None:
+        abort(context, outcome.error)
+    return proto.export_response_message(outcome.rejected, outcome.message)
 
 
 def _server_options(limits: DoorLimits) -> list[tuple[str, int]]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import grpc
 
+import proto
 from collector.errors import IngestError, Overloaded, Unauthenticated
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
@@ -46,10 +47,10 @@ class ExportGate(grpc.ServerInterceptor):  # type: ignore[misc]
         self._lock = threading.Lock()
         self._admitted: grpc.RpcMethodHandler | None = None
         self._unauthenticated = _refusal(
-            Unauthenticated("missing ingest key: send 'authorization: Bearer KEY'"), metrics
+            Unauthenticated("missing ingest key: send 'authorization: Bearer KEY'"), ingest
         )
         self._busy = _refusal(
-            Overloaded(f"collector busy: {slots} gRPC exports in progress; retry later"), metrics
+            Overloaded(f"collector busy: {slots} gRPC exports in progress; retry later"), ingest
         )
 
     def intercept_service(
@@ -134,13 +135,13 @@ def metadata(pairs: Any) -> dict[str, str]:
     return {key.lower(): value for key, value in pairs or () if isinstance(value, str)}
 
 
-def _refusal(error: IngestError, metrics: Metrics) -> grpc.RpcMethodHandler:
+def _refusal(error: IngestError, ingest: Ingest) -> grpc.RpcMethodHandler:
     """A handler that answers `error` without reading the call's message
     (client-streaming on our side: grpcio reads a unary request before the
     handler runs; the wire is the same for the client)."""
 
     def refuse(requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-        metrics.export_requests.labels(TRANSPORT, error.kind).inc()
+        ingest.refuse(TRANSPORT, error, proto.PROTOBUF)  # counted with every outcome
         abort(context, error)
 
     return grpc.stream_unary_rpc_method_handler(refuse)

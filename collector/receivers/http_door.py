@@ -15,7 +15,6 @@ protocol (http_protocol) times out a body that does not come.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from starlette.concurrency import run_in_threadpool
@@ -23,10 +22,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-import proto.responses
+import proto
 from collector.errors import (
-    INTERNAL,
+    ClientGone,
     IngestError,
+    Internal,
     MethodNotAllowed,
     Overloaded,
     PayloadTooLarge,
@@ -34,12 +34,12 @@ from collector.errors import (
     answer_for,
 )
 from collector.ingest.admission import Reservation
+from collector.ingest.export import Outcome, Wire, run_async
 from collector.ingest.path import Ingest
 from collector.metrics import Metrics
 
 log = logging.getLogger(__name__)
 TRANSPORT = "http"
-PROTOBUF, JSON = "application/x-protobuf", "application/json"
 # Where the Langfuse SDK's exporter sends: base_url + this path.
 LANGFUSE_PATH = "/api/public/otel/v1/traces"
 
@@ -63,41 +63,34 @@ class HttpDoor:
         return await self.handle(request, basic=True)
 
     async def handle(self, request: Request, *, basic: bool = False) -> Response:
-        as_json = False
+        codec = proto.PROTOBUF  # until the request says otherwise
         try:
             if request.method != "POST":
                 raise MethodNotAllowed(f"method {request.method} not allowed; use POST")
             headers = {k.lower(): v for k, v in request.headers.items()}
             principal = await run_in_threadpool(self._ingest.authenticate, headers, basic=basic)
-            content = _content(headers.get("content-type", ""))
-            as_json = content == "json"
-            gzip = _gzip(headers.get("content-encoding", ""))
+            wire = Wire(_codec(headers.get("content-type", "")), _gzip(headers))
+            codec = wire.codec
             self._declared_size(headers)  # 413 at once for what cannot fit
             with self._ingest.admit(principal, 0) as admitted:  # grows as bytes arrive
-                body = await self._read_body(request, admitted)
-                decoded = await asyncio.wrap_future(
-                    self._ingest.decode(principal, body, content, gzip=gzip)
+                outcome = await run_async(
+                    self._ingest.export(
+                        principal,
+                        await self._read_body(request, admitted),
+                        wire,
+                        TRANSPORT,
+                        admitted,
+                    )
                 )
-                del body  # the decoder has it; hold the rows only
-                accepted = self._ingest.accept(decoded, TRANSPORT, admitted)
-                await asyncio.wrap_future(accepted.committed)
         except IngestError as error:
-            self._metrics.export_requests.labels(TRANSPORT, error.kind).inc()
-            return _error_response(error, as_json)
+            outcome = self._ingest.refuse(TRANSPORT, error, codec)
         except ClientDisconnect:  # gone, or timed out by the protocol (which answered 408)
-            self._metrics.export_requests.labels(TRANSPORT, "disconnected").inc()
+            self._ingest.refuse(TRANSPORT, ClientGone("client disconnected"), codec)
             return Response(b"", 499)  # never sent: the connection is closed
-        except Exception:
+        except Exception:  # before the export (it answers its own): keep the door open
             log.exception("HTTP export failed")
-            self._metrics.export_requests.labels(TRANSPORT, "internal").inc()
-            # The exception's text stays in the log: a driver's message names hosts and ports.
-            body = proto.responses.status_body(13, INTERNAL, as_json=as_json)
-            return Response(body, 500, media_type=JSON if as_json else PROTOBUF)
-        self._metrics.export_requests.labels(TRANSPORT, "ok").inc()
-        payload = proto.responses.export_response(
-            accepted.rejected, accepted.error_message, as_json=as_json
-        )
-        return Response(payload, 200, media_type=JSON if as_json else PROTOBUF)
+            outcome = self._ingest.refuse(TRANSPORT, Internal(), codec)
+        return _response(outcome)
 
     def _declared_size(self, headers: dict[str, str]) -> int:
         """The Content-Length, if any (0 if absent); 413 past the body limit."""
@@ -123,16 +116,18 @@ class HttpDoor:
         return bytes(chunks)
 
 
-def _content(content_type: str) -> str:
-    media = content_type.split(";", 1)[0].strip().lower()
-    if media == PROTOBUF:
-        return "protobuf"
-    if media == JSON:
-        return "json"
-    raise UnsupportedMedia(f"unsupported content type {content_type!r}; use {PROTOBUF} or {JSON}")
+def _codec(content_type: str) -> proto.Codec:
+    codec = proto.codec_for(content_type)
+    if codec is None:
+        raise UnsupportedMedia(
+            f"unsupported content type {content_type!r}; "
+            f"use {proto.PROTOBUF.media_type} or {proto.JSON.media_type}"
+        )
+    return codec
 
 
-def _gzip(encoding: str) -> bool:
+def _gzip(headers: dict[str, str]) -> bool:
+    encoding = headers.get("content-encoding", "")
     value = encoding.strip().lower()
     if value in ("", "identity"):
         return False
@@ -141,17 +136,20 @@ def _gzip(encoding: str) -> bool:
     raise UnsupportedMedia(f"unsupported content encoding {encoding!r}; use gzip or identity")
 
 
-def _error_response(error: IngestError, as_json: bool) -> Response:
+def _response(outcome: Outcome) -> Response:
+    """The HTTP answer to an outcome, in its codec; a refusal through the
+    one error table (collector.errors)."""
+    codec, error = outcome.codec, outcome.error
+    if error is None:
+        body = codec.export_response(outcome.rejected, outcome.message)
+        return Response(body, 200, media_type=codec.media_type)
     answer = answer_for(error)
     if isinstance(error, MethodNotAllowed | UnsupportedMedia):
-        as_json = True  # the request's encoding is unusable here (docs/otlp.md "Answers")
-    code = answer.grpc_code.value[0]
-    body = proto.responses.status_body(code, error.message, as_json=as_json)
+        codec = proto.JSON  # the request's encoding is unusable here (docs/otlp.md "Answers")
     headers: dict[str, str] = {}
     if isinstance(error, Overloaded):
         headers["Retry-After"] = str(error.retry_after_s)
     if isinstance(error, MethodNotAllowed):
         headers["Allow"] = "POST"
-    return Response(
-        body, answer.http_status, headers=headers, media_type=JSON if as_json else PROTOBUF
-    )
+    body = codec.status(answer.grpc_code.value[0], error.message)
+    return Response(body, answer.http_status, headers=headers, media_type=codec.media_type)

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from starlette.requests import ClientDisconnect
 
-import proto.responses
+import proto
 from collector.metrics import Metrics
 from collector.receivers.limits import DoorLimits
 from collector.receivers.quiet_log import OncePerMinute
@@ -134,8 +134,8 @@ def status_response(
     """A whole HTTP/1.1 answer that closes the connection, with a
     google.rpc.Status body (docs/otlp.md "Answers"), for the protocol to
     write where no request reached the app."""
-    body = proto.responses.status_body(code, message, as_json=not protobuf)
-    media = "application/x-protobuf" if protobuf else "application/json"
+    codec = proto.PROTOBUF if protobuf else proto.JSON
+    body, media = codec.status(code, message), codec.media_type
     head = [
         f"HTTP/1.1 {status} {reason}",
         f"content-type: {media}",

@@ -16,7 +16,6 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 import proto
 from bench.support.otlp import any_value, new_span_id, new_trace_id, request, span
-from proto.responses import export_response, export_response_message, status_body
 from proto.values import limit_attributes, nesting, to_python
 from proto.view import json_value, resource_attributes, span_attributes, span_details
 
@@ -269,14 +268,52 @@ def test_view_of_a_stored_span_and_resource() -> None:
 
 
 def test_responses_in_both_encodings() -> None:
-    assert ExportTraceServiceResponse.FromString(export_response(0, "", as_json=False)) == (
+    assert ExportTraceServiceResponse.FromString(proto.PROTOBUF.export_response(0, "")) == (
         ExportTraceServiceResponse()
     )
-    partial = json.loads(export_response(2, "bad ids", as_json=True))
+    partial = json.loads(proto.JSON.export_response(2, "bad ids"))
     assert partial == {"partialSuccess": {"rejectedSpans": "2", "errorMessage": "bad ids"}}
-    assert export_response_message(1, "x").partial_success.rejected_spans == 1
-    assert status_pb2.Status.FromString(status_body(3, "m", as_json=False)).message == "m"
-    assert json.loads(status_body(3, "m", as_json=True))["code"] == 3
+    assert proto.export_response_message(1, "x").partial_success.rejected_spans == 1
+    assert status_pb2.Status.FromString(proto.PROTOBUF.status(3, "m")).message == "m"
+    assert json.loads(proto.JSON.status(3, "m")) == {"code": 3, "message": "m", "details": []}
+
+
+@pytest.mark.parametrize(
+    ("content_type", "codec"),
+    [
+        ("application/x-protobuf", proto.PROTOBUF),
+        ("Application/JSON; charset=utf-8", proto.JSON),
+        ("text/plain", None),
+        ("", None),
+    ],
+)
+def test_a_codec_is_chosen_by_media_type_alone(
+    content_type: str, codec: proto.Codec | None
+) -> None:
+    assert proto.codec_for(content_type) is codec
+
+
+def test_a_whole_body_decodes_through_its_codec_and_gzip() -> None:
+    body = request([span(new_trace_id(), new_span_id(), "one")]).SerializeToString()
+    for gzipped, data in ((False, body), (True, gzip.compress(body))):
+        decoded = proto.decode_body(
+            data,
+            "protobuf",
+            gzip=gzipped,
+            max_bytes=1 << 20,
+            selection=SELECT,
+            limits=proto.Limits(),
+        )
+        assert len(decoded.spans) == 1
+    with pytest.raises(proto.TooLarge):
+        proto.decode_body(
+            gzip.compress(body),
+            "protobuf",
+            gzip=True,
+            max_bytes=10,
+            selection=SELECT,
+            limits=proto.Limits(),
+        )
 
 
 @settings(max_examples=300, deadline=None)
