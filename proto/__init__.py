@@ -7,6 +7,7 @@ which attributes to lift out of each span; everything else stays encoded.
 from proto.decode import decode_request, gunzip_limited, parse_request
 from proto.errors import DecodeError, TooLarge
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
+from proto.stored import StoredSpan, decode_stored
 
 __all__ = [
     "DecodeError",
@@ -16,8 +17,10 @@ __all__ = [
     "TooLarge",
     "Value",
     "WireEvent",
+    "StoredSpan",
     "WireSpan",
     "decode_request",
+    "decode_stored",
     "gunzip_limited",
     "parse_request",
 ]
