@@ -109,13 +109,14 @@ def test_runs_stored_before_a_familys_file_count_right_after_a_restart_with_it(
         wait_for(lambda: counted(database_url) == {(2, digest): 3}, what="3 runs of 2 steps")
         assert wait_for(lambda: metric(server, "badge_runs_reclassified_total")) == 3
         assert metric(server, "badge_runs_reclassify_remaining") == 0
+        said = "reclassification done: 3 runs"
+        wait_for(lambda: said in "".join(server.output), what="the log line")
     finally:
         assert server.stop() == 0
     tokens = query(
         database_url, "SELECT DISTINCT llm_calls, input_tokens, unrecognised_spans FROM runs"
     )
     assert tokens == [(2, 22, 1)]
-    assert "reclassification done: 3 runs" in "".join(server.output)
 
 
 def test_reclassify_on_a_stopped_server_counts_old_runs_right_one_agent_or_all(
