@@ -73,6 +73,7 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 	$(PY) bench/reads.py
 	$(PY) bench/read_flood.py --unbounded
 	$(PY) bench/certificates.py
+	$(PY) bench/reclassify.py
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
 	$(PY) bench/fuzz.py --inputs 1000000
