@@ -246,12 +246,16 @@ class Reclassifier:
         assembled: dict[str, list[Run]] = {}
         versions: dict[str, tuple[int, int]] = {}
         changes: dict[str, list[Any]] = {}
+        # One decode for the batch: a request per trace cost more than its spans.
+        ordered = [row for trace_id in trace_ids for row in by_trace.get(trace_id, [])]
+        stored = [proto.StoredSpan(bytes(r[15] or b""), r[16], bytes(r[17])) for r in ordered]
+        recognised = iter(recognise_stored(self._conventions, stored))
         for trace_id in trace_ids:
             rows = by_trace.get(trace_id, [])
-            stored = [proto.StoredSpan(bytes(r[15] or b""), r[16], bytes(r[17])) for r in rows]
             facts: list[SpanFacts] = []
             changes[trace_id] = []
-            for row, again in zip(rows, recognise_stored(self._conventions, stored), strict=True):
+            for row in rows:
+                again = next(recognised)
                 text = encode_facts(again.facts)
                 if (again.role, again.rule, text) != (row[12], row[13], row[14]):
                     changes[trace_id].append((again.role, again.rule, text, row[0]))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import http.client
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -149,7 +151,7 @@ def test_reclassify_refuses_bad_arguments_with_exit_2(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "broken.yaml" in refused.stderr
 
 
-def test_a_server_killed_mid_reclassification_resumes_and_finishes(
+def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_and_finishes(
     tmp_path: Path, acme_file: Path
 ) -> None:
     url = f"sqlite:///{tmp_path / 'killed.db'}"
@@ -172,6 +174,24 @@ def test_a_server_killed_mid_reclassification_resumes_and_finishes(
         wait_for(lambda: counted(url) == {(2, digest): runs}, what="every run", timeout=120)
     finally:
         assert server.stop() == 0
+    # And the command: Ctrl-C mid-way exits 130 after its batch; run again, it finishes.
+    builtin = builtin_set().digest
+    command = subprocess.Popen(
+        [sys.executable, "-m", "collector", "reclassify", "--database-url", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: counted(url).get((None, builtin), 0) >= 50, what="a batch", every=0.005)
+    finally:
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, out + err
+    assert "run the command again" in err
+    assert 0 < counted(url).get((None, builtin), 0) < runs
+    assert "left" in cli("reclassify", "--database-url", url).stdout
+    assert counted(url) == {(None, builtin): runs}
 
 
 def test_two_servers_on_one_database_reclassify_once(database_url: str, acme_file: Path) -> None:
@@ -254,4 +274,7 @@ def test_sealed_runs_keep_their_counts_and_are_counted(tmp_path: Path, acme_file
         )
         progress = work.run()
         assert (progress.reclassified, progress.sealed, progress.remaining) == (1, 1, 0)
-        assert sorted(c.query("SELECT task_id, steps FROM runs")) == [("acme-0", None), ("acme-1", 2)]
+        assert sorted(c.query("SELECT task_id, steps FROM runs")) == [
+            ("acme-0", None),
+            ("acme-1", 2),
+        ]
