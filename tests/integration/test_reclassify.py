@@ -24,6 +24,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sqlalchemy import create_engine, text
 
+from bench.support.otlp import new_span_id, request, span
 from bench.support.servers import OtlpClient, ServerProcess, cli, start_server
 from collector.assembly.recognise import selection
 from collector.conventions import builtin_set, load_active
@@ -278,3 +279,41 @@ def test_sealed_runs_keep_their_counts_and_are_counted(tmp_path: Path, acme_file
             ("acme-0", None),
             ("acme-1", 2),
         ]
+
+
+def test_a_late_span_leaves_a_run_of_other_conventions_marked_for_reclassification(
+    tmp_path: Path,
+) -> None:
+    """The recomputer stores a trace from its spans' stored recognition: a
+    run whose older spans were recognised under other conventions keeps that
+    digest, so reclassification still finds it."""
+    with running_collector(tmp_path) as c:
+        trace_id, body = acme_trace("acme-late")
+        assert c.post(body).status_code == 200
+        wait_for(lambda: c.query("SELECT count(*) FROM runs") == [(1,)])
+        c.settle()
+        c.execute("UPDATE runs SET conventions_digest = 'an-old-digest'")
+        ((spans,),) = c.query("SELECT span_count FROM runs")
+        (root,) = c.query("SELECT span_id FROM spans WHERE name = 'badge.run'")[0]
+        late = request(
+            [span(bytes.fromhex(trace_id), new_span_id(), "late", parent=bytes.fromhex(root))],
+            service="acme-agent",
+        )
+        assert c.post(late.SerializeToString()).status_code == 200
+        wait_for(lambda: c.query("SELECT span_count FROM runs") == [(spans + 1,)])
+        assert c.query("SELECT conventions_digest FROM runs") == [("an-old-digest",)]
+
+
+def test_reclassify_refuses_while_a_server_holds_the_sweeper_lease(
+    database_url: str,
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer: the lease is every process's")
+    cli("db", "upgrade", "--database-url", database_url)
+    server = start_server(database_url)
+    try:
+        refused = cli("reclassify", "--database-url", database_url, check=False)
+    finally:
+        assert server.stop() == 0
+    assert refused.returncode == 1 and "sweeper lease" in refused.stderr
+    assert cli("reclassify", "--database-url", database_url).returncode == 0
