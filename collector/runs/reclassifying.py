@@ -55,7 +55,8 @@ class BackgroundReclassification:
     def stop(self) -> None:
         """After the batch in progress: its transaction commits or never was."""
         self._stopped.set()
-        self._thread.join(60)
+        if self._thread.ident is not None:  # started
+            self._thread.join(60)
 
     def _run(self) -> None:
         while not self._stopped.is_set():
