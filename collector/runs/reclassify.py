@@ -50,7 +50,13 @@ from collector.runs.store import (
     version_of,
 )
 from collector.storage.engine import Database
-from collector.storage.reclassify import count_stale, stale_runs, stored_spans, update_recognition
+from collector.storage.reclassify import (
+    count_stale,
+    seal_runs,
+    stale_runs,
+    stored_spans,
+    update_recognition,
+)
 from collector.storage.session import SqlSession
 from collector.storage.trace_spans import to_span_facts
 from collector.types import Clock, TraceKey
@@ -128,6 +134,8 @@ class Reclassifier:
         self._given_up: set[int] = set()  # seqs tried this pass whose trace kept changing
         self._more: set[TraceKey] = set()  # traces to redo with the next batch
         self._fixed_this_pass = 0
+        self._seqs: dict[TraceKey, list[int]] = {}  # the batch's stale runs by trace
+        self._spanless: set[TraceKey] = set()  # the batch's traces without spans
         self.progress = Progress()
 
     def count(self) -> Progress:
@@ -165,8 +173,13 @@ class Reclassifier:
         traces = {(run.owner, run.trace_id) for run in wanted} | self._more
         self._more = set()
         stale_of = self._stale_runs(traces)
+        self._seqs = defaultdict(list)
+        for run in wanted:
+            self._seqs[(run.owner, run.trace_id)].append(run.seq)
+        self._spanless = set()
         failed = self._reclassify(traces)
-        done = sum(count for key, count in stale_of.items() if key not in failed)
+        done = sum(count for key, count in stale_of.items() if key not in failed | self._spanless)
+        self.progress.sealed += sum(len(self._seqs.get(key, ())) for key in self._spanless)
         self._given_up |= {run.seq for run in wanted if (run.owner, run.trace_id) in failed}
         self.progress.reclassified += done
         self._fixed_this_pass += done
@@ -222,8 +235,9 @@ class Reclassifier:
             keys = {(owner, trace_id) for trace_id in trace_ids}
             waiting.append((owner, self._jobs.submit_job(self._writer(owner, *batch), keys)))
         for owner, future in waiting:
-            moved, stored = future.result()
+            moved, stored, spanless = future.result()
             changed |= {(owner, trace_id) for trace_id in moved}
+            self._spanless |= {(owner, trace_id) for trace_id in spanless}
             self._more |= set(stored.recheck)
             if self._metrics is not None:
                 count_finalised(self._metrics, (run.status for run in stored.finalised))
@@ -271,21 +285,27 @@ class Reclassifier:
             )
         return assembled, versions, changes, now
 
-    @staticmethod
     def _writer(
+        self,
         owner: str,
         assembled: dict[str, list[Run]],
         versions: dict[str, tuple[int, int]],
         changes: dict[str, list[Any]],
         now: float,
-    ) -> Callable[[SqlSession], tuple[list[str], RunChanges]]:
-        def write(session: SqlSession) -> tuple[list[str], RunChanges]:
+    ) -> Callable[[SqlSession], tuple[list[str], RunChanges, list[str]]]:
+        seqs = self._seqs
+
+        def write(session: SqlSession) -> tuple[list[str], RunChanges, list[str]]:
             current = span_versions(session, owner, list(assembled))
             moved = [t for t in assembled if current.get(t, (0, 0)) != versions[t]]
-            kept = {t: runs for t, runs in assembled.items() if t not in moved}
+            # A trace with no span left lost them to retention (before runs were
+            # sealed, migration 0014): its runs keep their counts, sealed now.
+            spanless = [t for t in assembled if t not in moved and versions[t] == (0, 0)]
+            seal_runs(session, [n for t in spanless for n in seqs.get((owner, t), ())], now)
+            kept = {t: runs for t, runs in assembled.items() if t not in moved + spanless}
             update_recognition(session, [change for t in kept for change in changes[t]])
             stored = replace_trace_runs(session, owner, kept, now, reclassified=True)
             clear_pending(session, owner, list(kept))
-            return moved, stored
+            return moved, stored, spanless
 
         return write

@@ -119,3 +119,13 @@ def update_recognition(session: SqlSession, changed: Sequence[tuple[str, str, st
             f"UPDATE spans SET role = {mark}, rule = {mark}, facts = {mark} WHERE id = {mark}",
             list(changed),
         )
+
+
+def seal_runs(session: SqlSession, seqs: Sequence[int], now: float) -> None:
+    """Seal these runs (by row number): their trace has no span left."""
+    for chunk in in_chunks(sorted(seqs)):
+        session.cursor().execute(
+            f"UPDATE runs SET sealed_at = {session.mark} WHERE sealed_at IS NULL "
+            f"AND seq IN ({session.marks(len(chunk))})",
+            (now, *chunk),
+        )

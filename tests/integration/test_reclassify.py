@@ -257,13 +257,19 @@ def _without_times(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 _COLUMNS = [column.name for column in runs_table.columns]
 
 
-def test_sealed_runs_keep_their_counts_and_are_counted(tmp_path: Path, acme_file: Path) -> None:
+def test_sealed_runs_and_runs_without_spans_keep_their_counts_and_are_counted(
+    tmp_path: Path, acme_file: Path
+) -> None:
     with running_collector(tmp_path) as c:
-        for n in range(2):
-            assert c.post(acme_trace(f"acme-{n}")[1]).status_code == 200
-        wait_for(lambda: c.query("SELECT count(*) FROM runs") == [(2,)])
+        traces = {}
+        for n in range(3):
+            traces[n], body = acme_trace(f"acme-{n}")
+            assert c.post(body).status_code == 200
+        wait_for(lambda: c.query("SELECT count(*) FROM runs") == [(3,)])
         c.settle()
         c.execute("UPDATE runs SET sealed_at = 1 WHERE task_id = 'acme-0'")
+        # Spans a retention before sealing existed removed: the run is not sealed.
+        c.execute(f"DELETE FROM spans WHERE trace_id = '{traces[2]}'")
         service = c.service
         work = Reclassifier(
             service.db,
@@ -274,10 +280,11 @@ def test_sealed_runs_keep_their_counts_and_are_counted(tmp_path: Path, acme_file
             paused=service.recomputer.paused,
         )
         progress = work.run()
-        assert (progress.reclassified, progress.sealed, progress.remaining) == (1, 1, 0)
-        assert sorted(c.query("SELECT task_id, steps FROM runs")) == [
-            ("acme-0", None),
-            ("acme-1", 2),
+        assert (progress.reclassified, progress.sealed, progress.remaining) == (1, 2, 0)
+        assert sorted(c.query("SELECT task_id, steps, sealed_at IS NOT NULL FROM runs")) == [
+            ("acme-0", None, True),
+            ("acme-1", 2, False),
+            ("acme-2", None, True),
         ]
 
 
