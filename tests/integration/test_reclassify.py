@@ -51,11 +51,13 @@ def acme_digest(acme_file: Path) -> str:
     return load_active([str(acme_file)]).digest
 
 
-def acme_traces(count: int, first: int = 0) -> bytes:
-    """One request of `count` acme runs, tasks acme-<n>."""
+def acme_traces(count: int, first: int = 0, agent: str = "acme-agent") -> bytes:
+    """One request of `count` acme runs of one agent, tasks acme-<n>."""
     message = ExportTraceServiceRequest()
     for n in range(first, first + count):
         message.MergeFrom(ExportTraceServiceRequest.FromString(acme_trace(f"acme-{n}")[1]))
+    for resource_spans in message.resource_spans:
+        resource_spans.resource.attributes[0].value.string_value = agent  # service.name
     return message.SerializeToString()
 
 
@@ -85,8 +87,11 @@ def metric(server: ServerProcess, name: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def ingest_without_the_file(database_url: str, runs: int, per_request: int = 100) -> str:
-    """`runs` acme runs stored by a server given no acme file; the key."""
+def ingest_without_the_file(
+    database_url: str, runs: int, per_request: int = 100, others: int = 0
+) -> str:
+    """`runs` acme runs (and `others` of another agent) stored by a server
+    given no acme file; the key."""
     cli("db", "upgrade", "--database-url", database_url)
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url, "--decode-workers", "1")
@@ -94,9 +99,11 @@ def ingest_without_the_file(database_url: str, runs: int, per_request: int = 100
         client = OtlpClient(server, key)
         for first in range(0, runs, per_request):
             client.export(acme_traces(min(per_request, runs - first), first), "http")
+        if others:
+            client.export(acme_traces(others, runs, agent="other-agent"), "grpc")
         client.close()
-        builtin = builtin_set().digest
-        wait_for(lambda: counted(database_url) == {(None, builtin): runs}, what=f"{runs} runs")
+        builtin, total = builtin_set().digest, runs + others
+        wait_for(lambda: counted(database_url) == {(None, builtin): total}, what=f"{total} runs")
     finally:
         assert server.stop() == 0
     return key
@@ -125,21 +132,23 @@ def test_runs_stored_before_a_familys_file_count_right_after_a_restart_with_it(
 def test_reclassify_on_a_stopped_server_counts_old_runs_right_one_agent_or_all(
     database_url: str, acme_file: Path
 ) -> None:
-    ingest_without_the_file(database_url, 4)
+    ingest_without_the_file(database_url, 4, others=2)
     digest, builtin = acme_digest(acme_file), builtin_set().digest
-    (agent,) = query(database_url, "SELECT DISTINCT agent_id FROM runs")[0]
     given = ("--database-url", database_url, "--conventions", str(acme_file))
     other = cli("reclassify", *given, "--agent", "somebody-else", check=False)
     assert other.returncode == 2 and "no agent" in other.stderr
     done = cli("reclassify", *given, "--agent", "acme-agent")  # by name
-    assert "reclassified 4 runs" in done.stdout and agent
-    assert counted(database_url) == {(2, digest): 4}
+    assert "reclassified 4 runs" in done.stdout
+    assert counted(database_url) == {(2, digest): 4, (None, builtin): 2}
+    ((other_id,),) = query(database_url, "SELECT id FROM agents WHERE name = 'other-agent'")
+    by_id = cli("reclassify", *given, "--agent", other_id)
+    assert "reclassified 2 runs" in by_id.stdout
     again = cli("reclassify", *given)
     assert "reclassified 0 runs" in again.stdout
     # Without the file the built-ins decide again: the runs go back to no steps.
     back = cli("reclassify", "--database-url", database_url)
-    assert "reclassified 4 runs" in back.stdout
-    assert counted(database_url) == {(None, builtin): 4}
+    assert "reclassified 6 runs" in back.stdout
+    assert counted(database_url) == {(None, builtin): 6}
 
 
 def test_reclassify_refuses_bad_arguments_with_exit_2(tmp_path: Path) -> None:
