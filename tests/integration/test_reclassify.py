@@ -333,3 +333,46 @@ def test_reclassify_refuses_while_a_server_holds_the_sweeper_lease(
         assert server.stop() == 0
     assert refused.returncode == 1 and "sweeper lease" in refused.stderr
     assert cli("reclassify", "--database-url", database_url).returncode == 0
+
+
+def test_a_span_stored_during_a_batch_makes_it_read_the_trace_again(
+    tmp_path: Path, acme_file: Path
+) -> None:
+    """The optimistic check: a trace that gained a span between the batch's
+    read and its write is read again, and its run counts that span."""
+    with running_collector(tmp_path) as c:
+        trace_id, body = acme_trace("acme-raced")
+        assert c.post(body).status_code == 200
+        wait_for(lambda: c.query("SELECT count(*) FROM runs") == [(1,)])
+        c.settle()
+        ((spans,),) = c.query("SELECT span_count FROM runs")
+        (root,) = c.query("SELECT span_id FROM spans WHERE name = 'badge.run'")[0]
+        late = request(
+            [span(bytes.fromhex(trace_id), new_span_id(), "late", parent=bytes.fromhex(root))],
+            service="acme-agent",
+        ).SerializeToString()
+        writer, writes = c.service.writer, []
+
+        class SpanArrivesFirst:
+            """The batch writer, with an export committed before the first job."""
+
+            def submit_job(self, write: Any, traces: Any = ()) -> Any:
+                if not writes:
+                    assert c.post(late).status_code == 200  # answered once committed
+                writes.append(traces)
+                return writer.submit_job(write, traces)
+
+        digest = acme_digest(acme_file)
+        work = Reclassifier(
+            c.service.db,
+            load_active([str(acme_file)]),
+            c.service.recomputer._timers,
+            time.time,
+            SpanArrivesFirst(),
+        )
+        progress = work.run()
+        assert (progress.reclassified, progress.given_up, len(writes)) == (1, 0, 2)
+        c.settle()
+        assert c.query("SELECT span_count, steps, conventions_digest FROM runs") == [
+            (spans + 1, 2, digest)
+        ]
