@@ -17,7 +17,7 @@ write (span_versions, as the recomputer checks) is read again, a few times;
 the recomputer of this process is paused for the batch (RunRecomputer.paused)
 so it cannot store runs from recognition cached before the batch. Sealed
 runs (retention removed spans of their trace) keep their counts and are
-counted apart. Who runs it: the server's sweeper-lease holder (runs.background),
+counted apart. Who runs it: the server's sweeper-lease holder (runs.reclassifying),
 or `badge-collector reclassify` on a stopped server.
 """
 

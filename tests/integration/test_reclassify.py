@@ -30,6 +30,7 @@ from collector.assembly.recognise import selection
 from collector.conventions import builtin_set, load_active
 from collector.ingest.decoding import recognising
 from collector.runs.reclassify import Reclassifier
+from collector.storage.read_side import run_timers
 from collector.storage.tables import runs as runs_table
 from tests.corpus import SCENARIOS, payloads
 from tests.integration.harness import FakeClock, running_collector
@@ -246,7 +247,7 @@ def test_every_recording_recognised_again_from_storage_equals_what_ingest_gave(
         work = Reclassifier(
             service.db,
             service.conventions,
-            service.recomputer._timers,
+            run_timers(service.settings),
             clock,
             service.writer,
             paused=service.recomputer.paused,
@@ -283,7 +284,7 @@ def test_sealed_runs_and_runs_without_spans_keep_their_counts_and_are_counted(
         work = Reclassifier(
             service.db,
             load_active([str(acme_file)]),
-            service.recomputer._timers,
+            run_timers(service.settings),
             time.time,
             service.writer,
             paused=service.recomputer.paused,
@@ -366,7 +367,7 @@ def test_a_span_stored_during_a_batch_makes_it_read_the_trace_again(
         work = Reclassifier(
             c.service.db,
             load_active([str(acme_file)]),
-            c.service.recomputer._timers,
+            run_timers(c.service.settings),
             time.time,
             SpanArrivesFirst(),
         )
