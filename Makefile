@@ -75,6 +75,7 @@ bench: $(STAMP) postgres ## print ingest, assembly and read-latency figures (not
 	$(PY) bench/certificates.py
 	$(PY) bench/coverage.py
 	$(PY) bench/coverage.py --store postgresql
+	$(PY) bench/reclassify.py
 
 fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI runs a slice)
 	$(PY) bench/fuzz.py --inputs 1000000

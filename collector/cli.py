@@ -102,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     from collector.commands import add_read_commands
     from collector.convention_commands import add_convention_commands
     from collector.demo_agent.command import add_demo_agent_command
+    from collector.reclassify_command import add_reclassify_command
     from collector.screening.command import add_screen_command
 
     add_read_commands(sub)
@@ -109,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     add_screen_command(sub)
     add_demo_agent_command(sub)
     add_convention_commands(sub)
+    add_reclassify_command(sub)
     for command in _commands(sub):  # `badge-collector agents --verbose` works too
         command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS)
     return parser
@@ -176,6 +178,10 @@ def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from collector.convention_commands import run_conventions_command
 
         return run_conventions_command(args, settings)
+    if args.command == "reclassify":
+        from collector.reclassify_command import run_reclassify
+
+        return run_reclassify(args, settings)
     from collector.commands import run_read_command
 
     return run_read_command(args, settings)

@@ -104,6 +104,24 @@ class Metrics:
             registry=r,
         )
 
+        # Reclassification (CONVENTIONS.md section 5, collector.runs.reclassify).
+        self.runs_reclassified = Counter(
+            "badge_runs_reclassified",
+            "Runs recomputed because the conventions changed since their spans were recognised",
+            registry=r,
+        )
+        self.runs_reclassify_remaining = Gauge(
+            "badge_runs_reclassify_remaining",
+            "Runs still recognised under other conventions, waiting to be reclassified",
+            registry=r,
+        )
+        self.runs_reclassify_sealed = Gauge(
+            "badge_runs_reclassify_sealed",
+            "Runs under other conventions that keep their counts: retention removed their "
+            "spans (sealed)",
+            registry=r,
+        )
+
     def observe_stages(self, cpu_s: dict[str, float]) -> None:
         """Add one request's CPU seconds per ingest step."""
         for stage, seconds in cpu_s.items():

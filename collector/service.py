@@ -39,6 +39,8 @@ from collector.runs.grades import GradeDesk
 from collector.runs.maintenance import Maintenance
 from collector.runs.plans import PlanDesk
 from collector.runs.queue import TraceQueue
+from collector.runs.reclassify import Reclassifier
+from collector.runs.reclassifying import BackgroundReclassification
 from collector.runs.recompute import RunRecomputer
 from collector.settings import Settings
 from collector.storage.agents import AgentDirectory
@@ -73,6 +75,7 @@ class Service:
     limits: DoorLimits
     agent_gauges: AgentGauges
     conventions: ConventionSet
+    reclassification: BackgroundReclassification
     signing_key: KeyFile | None = None  # None: certificates answer 503 (docs/certificates.md)
     signing_refused: str | None = None  # why the key cannot sign, said at start
     grpc_port: int = 0
@@ -92,6 +95,7 @@ class Service:
         self.writer.start()
         self.recomputer.start()
         self.maintenance.start()
+        self.reclassification.start()  # CONVENTIONS.md section 5, in the lease holder
         self.grpc.start()
         app = create_api(
             self.read.reads,
@@ -160,6 +164,7 @@ class Service:
         return self.metrics.render() + self.agent_gauges.render()
 
     def stop(self) -> None:
+        self.reclassification.stop()  # its batch committed while the writer still takes jobs
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
         self.grpc.stop(grace_s=10)
@@ -255,6 +260,22 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
         retention_every_s=settings.retention_interval_s,
         grade_wait_s=settings.grade_wait_days * 86400.0,
     )
+    # History follows the rules (CONVENTIONS.md section 5): runs recognised
+    # under other conventions are recomputed in the background.
+    reclassification = BackgroundReclassification(
+        Reclassifier(
+            db,
+            conventions,
+            timers,
+            clock,
+            writer,
+            metrics=metrics,
+            paused=recomputer.paused,
+            recheck=queue.notify,
+        ),
+        db,
+        maintenance.leads,
+    )
     limits = proto.Limits(max_spans=settings.max_spans_per_request)
     directory = AgentDirectory(db)
     workers = settings.decode_workers
@@ -308,6 +329,7 @@ def build(settings: Settings, clock: Clock = time.time) -> Service:
             refresh_s=settings.metrics_refresh_s,
         ),
         conventions=conventions,
+        reclassification=reclassification,
         signing_key=key_file,
         signing_refused=read.certificates.register_key(),
     )

@@ -8,6 +8,7 @@ from proto.codecs import CODECS, JSON, PROTOBUF, Codec, codec_for, export_respon
 from proto.decode import decode_body, decode_request, gunzip_limited, parse_request
 from proto.errors import DecodeError, TooLarge
 from proto.spans import DecodedRequest, Limits, Selection, Value, WireEvent, WireSpan
+from proto.stored import StoredSpan, decode_stored
 
 __all__ = [
     "CODECS",
@@ -21,11 +22,13 @@ __all__ = [
     "TooLarge",
     "Value",
     "WireEvent",
+    "StoredSpan",
     "WireSpan",
     "codec_for",
     "decode_body",
     "decode_request",
     "export_response_message",
+    "decode_stored",
     "gunzip_limited",
     "parse_request",
 ]

@@ -24,13 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import proto
-from collector.assembly.attributes import (
-    CONTENT_MARKERS,
-    ENGINE_KEYS,
-    REQUESTED_TAILS,
-    SELECTED_EVENTS,
-    USAGE_PREFIXES,
-)
+from collector.assembly.recognise import selection
 from collector.assembly.runs import Timers
 from collector.conventions import ConventionSet, ConventionSource, compile_set
 from collector.errors import BadRequest, PayloadTooLarge
@@ -54,14 +48,9 @@ class Recognising:
 
 
 def recognising(conventions: ConventionSet) -> Recognising:
-    selection = proto.Selection(
-        keys=conventions.keys | ENGINE_KEYS,
-        prefixes=USAGE_PREFIXES,
-        events=SELECTED_EVENTS,
-        markers=CONTENT_MARKERS,
-        marker_tails=REQUESTED_TAILS,
-    )
-    return Recognising(conventions, selection)
+    """The decoders' conventions with the selection reclassification uses too
+    (collector.assembly.recognise), so a stored span decodes as it did."""
+    return Recognising(conventions, selection(conventions))
 
 
 @dataclass(frozen=True, slots=True)

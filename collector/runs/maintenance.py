@@ -68,6 +68,11 @@ class Maintenance:
         self._lease.release()
         self.catch_up_board()
 
+    def leads(self) -> bool:
+        """Whether this process holds the sweeper lease now (taking it if free):
+        work done once per database (reclassification) runs here alone."""
+        return self._lease.held()
+
     def catch_up_board(self) -> None:
         """Every pending run change folded and every changed agent's board row
         refreshed now (a sweep does it a bit at a time)."""

@@ -17,7 +17,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from collector.assembly.facts import SpanFacts
@@ -112,6 +114,21 @@ class RunRecomputer:
                         raise
                     self._queue.notify(work)  # the database is down: again once it is back
                     raise StoreUnavailable() from None
+
+    @contextmanager
+    def paused(self, traces: Iterable[TraceKey]) -> Iterator[None]:
+        """No recomputation in this process while the block runs, and these
+        traces' cached span facts forgotten before and after it: the block
+        rewrites their stored recognition (runs.reclassify), which a
+        recomputation from cached facts would otherwise undo."""
+        with self._processing:
+            for key in traces:
+                self._cache.drop(key)
+            try:
+                yield
+            finally:
+                for key in traces:
+                    self._cache.drop(key)
 
     def _not_cooling(self, work: set[TraceKey]) -> set[TraceKey]:
         """The traces that may be recomputed now; the others stay pending.

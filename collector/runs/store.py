@@ -29,6 +29,13 @@ from collector.storage.trace_spans import FACT_COLUMNS, to_span_facts
 from collector.types import TraceKey
 
 
+def _stale(stored_under: set[str | None], run: Run) -> str | None:
+    """The other digest a trace's stored runs name (null, stored before
+    conventions, first): the one the run keeps until it is reclassified."""
+    others = stored_under - {run.conventions_digest}
+    return None if None in others else min(d for d in others if d is not None)
+
+
 def _run_id(row: RunRow) -> str:
     """Run rows are written in id order: concurrent writers wait, never cycle."""
     return row.id
@@ -67,13 +74,23 @@ def load_trace_facts(
 
 
 def replace_trace_runs(
-    session: SqlSession, owner: str, assembled: dict[str, list[Run]], now: float
+    session: SqlSession,
+    owner: str,
+    assembled: dict[str, list[Run]],
+    now: float,
+    *,
+    reclassified: bool = False,
 ) -> RunChanges:
     """Write the new runs of these traces; drop runs the traces no longer hold.
 
     `terminal_at` is the collector clock when a run first became terminal
     (docs/runs.md "Delivery in any order"); it survives recomputation. Returns
     the runs newly terminal and the terminal runs removed or running again.
+
+    Unless every span was `reclassified` under the runs' digest, a trace
+    whose stored runs name another digest keeps that one: its older spans'
+    stored recognition is what the runs were assembled from, and the stale
+    digest is what sends the trace to reclassification (runs.reclassify).
     """
     # A grader's run key and screening stay the grader's (runs.claims).
     claims = resolve(session, owner, [run for group in assembled.values() for run in group], now)
@@ -85,19 +102,24 @@ def replace_trace_runs(
     existing: dict[str, float | None] = {}
     status_of: dict[str, str] = {}
     sealed: set[str] = set()  # retention removed spans of them: left as they are
+    digests: dict[str, set[str | None]] = defaultdict(set)  # trace -> its stored runs' digests
     keep = {run.id for group in assembled.values() for run in group}
     wanted = set(trace_ids)
     for chunk in in_chunks(trace_ids):
         found = session.select_runs_of_traces(
-            ("id", "terminal_at", "owner", "trace_id", "sealed_at", "status"), owner, chunk
+            ("id", "terminal_at", "owner", "trace_id", "sealed_at", "status", "conventions_digest"),
+            owner,
+            chunk,
         )
-        for run_id, stored_at, run_owner, trace_id, sealed_at, status in found:
+        for run_id, stored_at, run_owner, trace_id, sealed_at, status, digest in found:
             # Before migration 0012 SQLite gave an emptied table's last number
             # again: a run kept from a trace retention removed may carry it.
             if run_owner == owner and trace_id in wanted:
                 existing[run_id], status_of[run_id] = stored_at, status
                 if sealed_at is not None:
                     sealed.add(run_id)
+                elif not reclassified:
+                    digests[trace_id].add(digest)
     # A run stored under an earlier number of its trace (retention removed the
     # trace row with its last span) is still found by its id.
     for run_id, stored_at, sealed_at, status in session.select_runs_by_id(
@@ -116,10 +138,13 @@ def replace_trace_runs(
             unfinalised.append(replaced.status)
     rows: list[RunRow] = []
     finalised: list[Run] = []
-    for group in assembled.values():
+    for trace_id, group in assembled.items():
+        stored_under = digests.get(trace_id, set())
         for run in group:
             if run.id in sealed:  # a late span of a sealed run adds nothing to it
                 continue
+            if run.conventions_digest is not None and stored_under - {run.conventions_digest}:
+                run = dataclasses.replace(run, conventions_digest=_stale(stored_under, run))
             before = existing.get(run.id)
             at = terminal_at(run, before, now)
             if at is not None and before is None:
