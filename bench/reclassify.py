@@ -21,8 +21,6 @@ reclassified per second while ingest ran.
 from __future__ import annotations
 
 import argparse
-import http.client
-import re
 import statistics
 import sys
 import tempfile
@@ -37,18 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.ingest import drive  # noqa: E402
 from bench.payloads import build_requests  # noqa: E402
 from bench.support.postgres import PostgresCluster  # noqa: E402
-from bench.support.servers import ServerProcess, cli, start_server  # noqa: E402
-
-
-def metric(server: ServerProcess, name: str) -> float:
-    conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=10)
-    try:
-        conn.request("GET", "/metrics")
-        body = conn.getresponse().read().decode()
-    finally:
-        conn.close()
-    found = re.search(rf"^{name} (\S+)$", body, re.M)
-    return float(found.group(1)) if found else 0.0
+from bench.support.servers import cli, start_server  # noqa: E402
 
 
 def sql(url: str, statement: str) -> int:
@@ -69,14 +56,14 @@ def rate(url: str, key: str, bodies: list[bytes], reclassify: bool) -> str:
     try:
         if reclassify:
             deadline = time.monotonic() + 30
-            while metric(server, "badge_runs_reclassify_remaining") == 0:
+            while server.metric("badge_runs_reclassify_remaining") == 0:
                 if time.monotonic() > deadline:
                     raise SystemExit("reclassification did not start")
                 time.sleep(0.02)
-        before = metric(server, "badge_runs_reclassified_total")
+        before = server.metric("badge_runs_reclassified_total")
         elapsed, _ = drive("http", [server], key, bodies)
-        done = metric(server, "badge_runs_reclassified_total") - before
-        left = metric(server, "badge_runs_reclassify_remaining")
+        done = server.metric("badge_runs_reclassified_total") - before
+        left = server.metric("badge_runs_reclassify_remaining")
     finally:
         server.stop()
     spans = len(bodies) * 512 / elapsed

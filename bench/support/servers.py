@@ -42,6 +42,17 @@ class ServerProcess:
         self.proc.terminate()
         return self.wait()
 
+    def metric(self, name: str) -> float:
+        """One unlabelled series of the server's /metrics (0 when absent)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
+        try:
+            conn.request("GET", "/metrics")
+            body = conn.getresponse().read().decode()
+        finally:
+            conn.close()
+        found = re.search(rf"^{name} (\S+)$", body, re.M)
+        return float(found.group(1)) if found else 0.0
+
 
 def cli(
     *args: str, env: dict[str, str] | None = None, check: bool = True

@@ -11,8 +11,6 @@ none of its roles, so its runs count 0 steps until its file is given.
 
 from __future__ import annotations
 
-import http.client
-import re
 import signal
 import subprocess
 import sys
@@ -25,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from sqlalchemy import create_engine, text
 
 from bench.support.otlp import new_span_id, request, span
-from bench.support.servers import OtlpClient, ServerProcess, cli, start_server
+from bench.support.servers import OtlpClient, cli, start_server
 from collector.assembly.recognise import selection
 from collector.conventions import builtin_set, load_active
 from collector.ingest.decoding import recognising
@@ -77,17 +75,6 @@ def counted(database_url: str) -> dict[tuple[int | None, str | None], int]:
     return {(steps, digest): count for steps, digest, count in rows}
 
 
-def metric(server: ServerProcess, name: str) -> float:
-    conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=10)
-    try:
-        conn.request("GET", "/metrics")
-        body = conn.getresponse().read().decode()
-    finally:
-        conn.close()
-    found = re.search(rf"^{name} (\S+)$", body, re.M)
-    return float(found.group(1)) if found else 0.0
-
-
 def ingest_without_the_file(
     database_url: str, runs: int, per_request: int = 100, others: int = 0
 ) -> str:
@@ -118,8 +105,8 @@ def test_runs_stored_before_a_familys_file_count_right_after_a_restart_with_it(
     server = start_server(database_url, env={"BADGE_CONVENTIONS": str(acme_file)})
     try:
         wait_for(lambda: counted(database_url) == {(2, digest): 3}, what="3 runs of 2 steps")
-        assert wait_for(lambda: metric(server, "badge_runs_reclassified_total")) == 3
-        assert metric(server, "badge_runs_reclassify_remaining") == 0
+        assert wait_for(lambda: server.metric("badge_runs_reclassified_total")) == 3
+        assert server.metric("badge_runs_reclassify_remaining") == 0
         said = "reclassification done: 3 runs"
         wait_for(lambda: said in "".join(server.output), what="the log line")
     finally:
@@ -172,7 +159,7 @@ def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_a
     extra = ("--conventions", str(acme_file), "--decode-workers", "1")
     server = start_server(url, *extra)
     try:
-        wait_for(lambda: metric(server, "badge_runs_reclassified_total") >= 50, what="a batch")
+        wait_for(lambda: server.metric("badge_runs_reclassified_total") >= 50, what="a batch")
     finally:
         server.proc.send_signal(signal.SIGKILL)
         server.wait()
@@ -215,7 +202,7 @@ def test_two_servers_on_one_database_reclassify_once(database_url: str, acme_fil
     servers = [start_server(database_url, *extra) for _ in range(2)]
     try:
         wait_for(lambda: counted(database_url) == {(2, digest): runs}, what="every run")
-        done = [metric(s, "badge_runs_reclassified_total") for s in servers]
+        done = [s.metric("badge_runs_reclassified_total") for s in servers]
     finally:
         for server in servers:
             assert server.stop() == 0
