@@ -192,9 +192,9 @@ def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_a
     assert counted(url) == {(None, builtin): runs}
 
 
+# PostgreSQL only: one SQLite file has one server.
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_two_servers_on_one_database_reclassify_once(database_url: str, acme_file: Path) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("one SQLite file has one server")
     runs = 400
     ingest_without_the_file(database_url, runs)
     digest = acme_digest(acme_file)
@@ -308,11 +308,11 @@ def test_a_late_span_leaves_a_run_of_other_conventions_marked_for_reclassificati
         assert c.query("SELECT conventions_digest FROM runs") == [("an-old-digest",)]
 
 
+# PostgreSQL only: on SQLite the one writer's lease is every process's.
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_reclassify_refuses_while_a_server_holds_the_sweeper_lease(
     database_url: str,
 ) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("SQLite has one writer: the lease is every process's")
     cli("db", "upgrade", "--database-url", database_url)
     server = start_server(database_url)
     try:
