@@ -323,7 +323,6 @@ def test_reclassify_refuses_while_a_server_holds_the_sweeper_lease(
     assert cli("reclassify", "--database-url", database_url).returncode == 0
 
 
-@pytest.mark.timing  # an export races the batch's write
 def test_a_span_stored_during_a_batch_makes_it_read_the_trace_again(
     tmp_path: Path, acme_file: Path
 ) -> None:
