@@ -198,6 +198,9 @@ class RunInfo:
     unrecognised_spans: int | None = None  # null: stored before the conventions
     conventions_digest: str | None = None
     steps_source: str | None = None  # spans or requested; null when steps is (docs/runs.md)
+    # Retention removed spans of its trace: the run keeps the counts it had
+    # and no reclassification changes it (CONVENTIONS.md section 5).
+    sealed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

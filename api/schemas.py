@@ -148,6 +148,12 @@ class RunSummary(BaseModel):
         "for instrumentations that trace only the model); null when `steps` is null, and "
         "for runs stored before the field (docs/runs.md)",
     )
+    sealed: bool = Field(
+        default=False,
+        description="true when retention removed spans of the run's trace: the run keeps "
+        "the counts it had when they were removed, and new convention files do not "
+        "recount it (docs/conventions.md)",
+    )
 
 
 class RunList(Page):

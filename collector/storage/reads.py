@@ -372,7 +372,7 @@ def _grade(r: Any, posted: GradeRow | None) -> GradeInfo | None:
 
 # RunInfo fields the row gives under another name or shape; the rest are
 # copied by name (tests/collector/test_run_record.py keeps them in step).
-_CONVERTED = frozenset({"started_at", "ended_at", "tool_calls", "grade"})
+_CONVERTED = frozenset({"started_at", "ended_at", "tool_calls", "grade", "sealed"})
 _COPIED = tuple(f.name for f in fields(RunInfo) if f.name not in _CONVERTED)
 
 
@@ -381,6 +381,7 @@ def _run_row(r: Any) -> RunInfo:
         **{name: getattr(r, name) for name in _COPIED},
         started_at=r.started_ns / 1e9,
         ended_at=r.ended_ns / 1e9,
+        sealed=r.sealed_at is not None,
         tool_calls=[
             ToolCallInfo(
                 str(call["name"]),

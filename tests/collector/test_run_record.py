@@ -20,7 +20,12 @@ ASSIGNED = {"seq", "trace_ref", "merged", "sealed_at"}
 STORED_ONLY = {"owner", "terminal_at", "updated_at"}
 # RunInfo's fields of another shape than their columns: times in seconds,
 # the tool calls decoded, the grade joined from the grades table.
-READ_SHAPES = {"started_at": "started_ns", "ended_at": "ended_ns", "tool_calls": "tool_calls"}
+READ_SHAPES = {
+    "started_at": "started_ns",
+    "ended_at": "ended_ns",
+    "tool_calls": "tool_calls",
+    "sealed": "sealed_at",
+}
 
 
 def test_the_table_is_the_record_with_its_kinds() -> None:
@@ -37,7 +42,7 @@ def test_the_assembled_run_is_named_as_the_record() -> None:
 def test_the_read_shapes_are_named_as_the_record() -> None:
     for field in fields(RunInfo):
         column = READ_SHAPES.get(field.name, field.name)
-        assert column in RUN_COLUMNS or field.name == "grade", field.name
+        assert column in RUN_COLUMNS or column in ASSIGNED or field.name == "grade", field.name
     info = {f.name for f in fields(RunInfo)}
     for name in RunSummary.model_fields:
         assert name in info or name == "owner_view", name

@@ -283,6 +283,14 @@ def test_sealed_runs_and_runs_without_spans_keep_their_counts_and_are_counted(
             ("acme-1", 2, False),
             ("acme-2", None, True),
         ]
+        ((agent_id,),) = c.query("SELECT DISTINCT agent_id FROM runs")
+        listed = c.http.get(
+            f"{c.http_url}/api/v1/runs",
+            params={"agent_id": agent_id},
+            headers={"authorization": f"Bearer {c.key}"},
+        )
+        shown = {run["task_id"]: run["sealed"] for run in listed.json()["items"]}
+        assert shown == {"acme-0": True, "acme-1": False, "acme-2": True}
 
 
 def test_a_late_span_leaves_a_run_of_other_conventions_marked_for_reclassification(
