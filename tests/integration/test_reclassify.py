@@ -291,6 +291,11 @@ def test_sealed_runs_and_runs_without_spans_keep_their_counts_and_are_counted(
         )
         shown = {run["task_id"]: run["sealed"] for run in listed.json()["items"]}
         assert shown == {"acme-0": True, "acme-1": False, "acme-2": True}
+        pages = {
+            run["task_id"]: c.http.get(f"{c.http_url}/runs/{run['id']}").text
+            for run in listed.json()["items"]
+        }
+        assert 'id="sealed"' in pages["acme-0"] and 'id="sealed"' not in pages["acme-1"]
 
 
 def test_a_late_span_leaves_a_run_of_other_conventions_marked_for_reclassification(
