@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import resource
 import subprocess
 import sys
 import threading
@@ -77,11 +76,8 @@ def start_server(
     """`serve` on port 0 with a SQLite file (a Path) or any database URL (a str);
     `nofile`: a descriptor limit (soft and hard) the server cannot raise;
     `wrapper`: a command that execs the server's (its pid stays the server's)."""
-
-    def limit() -> None:
-        if nofile is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
+    if nofile is not None:
+        wrapper = (*descriptor_limit(nofile), *wrapper)
     url = f"sqlite:///{database}" if isinstance(database, Path) else database
     proc = subprocess.Popen(
         [
@@ -102,7 +98,6 @@ def start_server(
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, **(env or {})},
-        preexec_fn=limit if nofile is not None else None,
     )
     output: list[str] = []
     grpc_port = http_port = 0
@@ -128,6 +123,23 @@ def start_server(
     server.reader = threading.Thread(target=_drain, args=(proc, output), daemon=True)
     server.reader.start()  # a full pipe would block the server's logging
     return server
+
+
+def descriptor_limit(nofile: int) -> tuple[str, ...]:
+    """A command that sets the descriptor limit, then execs the rest of its
+    arguments (the pid stays the server's).
+
+    Not `preexec_fn`: that makes Popen fork() instead of vfork(), which runs
+    grpc-core's fork handlers in a test process whose gRPC is busy, and the
+    child could abort before its exec ("Epoll1Poller encountered epoll_wait
+    error: Bad file descriptor"; 1 start in 30 beside a gRPC server in use,
+    and a flake of test_http_door_outages, issue 43)."""
+    program = (
+        "import os, resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+        "os.execvp(sys.argv[1], sys.argv[1:])"
+    )
+    return (sys.executable, "-c", program)
 
 
 def _drain(proc: subprocess.Popen[str], output: list[str]) -> None:
