@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from tests.corpus import SCENARIOS, expected, no_usage_on_spans, payloads
+from tests.corpus import SCENARIOS, Payload, expected, no_usage_on_spans
 from tests.integration.harness import Collector, running_collector, wait_for
-from tests.integration.replay import send_as_recorded, send_through
+from tests.integration.replay import replay_scenarios, send_as_recorded, send_through
 
 COLUMNS = (
     "trace_id",
@@ -50,11 +50,13 @@ def replayed(
     with running_collector(path, database_url=module_database_url) as c:
         recorded_key = c.service.keys.create(AS_RECORDED)
         other_key = c.service.keys.create(OTHER_DOOR)
-        for scenario in SCENARIOS:
-            for payload in payloads(scenario):
-                send_as_recorded(c, payload, key=recorded_key)
-                other = "http" if payload.transport == "grpc" else "grpc"
-                send_through(c, payload, other, key=other_key)
+
+        def both_doors(payload: Payload) -> None:
+            send_as_recorded(c, payload, key=recorded_key)
+            other = "http" if payload.transport == "grpc" else "grpc"
+            send_through(c, payload, other, key=other_key)
+
+        replay_scenarios(SCENARIOS, both_doors)
         c.settle()
         wanted = {key for s in SCENARIOS for key in named_runs(s)}
 

@@ -30,9 +30,9 @@ from collector.ingest.decoding import recognising
 from collector.runs.reclassify import Reclassifier
 from collector.storage.read_side import run_timers
 from collector.storage.tables import runs as runs_table
-from tests.corpus import SCENARIOS, payloads
+from tests.corpus import SCENARIOS
 from tests.integration.harness import FakeClock, running_collector
-from tests.integration.replay import send_as_recorded
+from tests.integration.replay import replay_scenarios, send_as_recorded
 from tests.integration.test_conventions import ACME, acme_trace
 from tests.waiting import wait_for
 
@@ -223,9 +223,7 @@ def test_every_recording_recognised_again_from_storage_equals_what_ingest_gave(
 ) -> None:
     clock = FakeClock()
     with running_collector(tmp_path, clock, database_url=database_url) as c:
-        for scenario in SCENARIOS:
-            for payload in payloads(scenario):
-                send_as_recorded(c, payload)
+        replay_scenarios(SCENARIOS, lambda payload: send_as_recorded(c, payload))
         c.settle()
         spans, stored_runs = c.query(SPAN_SQL), c.query(RUN_SQL)
         assert len(spans) > 1000 and len(stored_runs) > 100
