@@ -37,20 +37,6 @@ from collector.settings import Settings
 VALID, INVALID, UNUSABLE = 0, 1, 2
 
 
-def add_certificate_commands(sub: Any) -> None:
-    check = sub.add_parser("verify", help="check a certificate's signature and digests")
-    check.add_argument("file", help="the certificate (a DSSE envelope), or - for standard input")
-    check.add_argument("--keys", default=None, help="a JWKS file (offline)")
-    check.add_argument(
-        "--url", default=None, help="a collector: its keys, and is it in its log? superseded?"
-    )
-    signing = sub.add_parser("signing-key", help="the key that signs certificates")
-    signing_sub = signing.add_subparsers(dest="signing_command", required=True)
-    rotate = signing_sub.add_parser("rotate", help="a new signing key; the old one is retired")
-    rotate.add_argument("--signing-key", dest="signing_key", default=None)
-    rotate.add_argument("--database-url", dest="database_url", default=None)
-
-
 class _Stop(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)

@@ -98,8 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     db_upgrade = db_sub.add_parser("upgrade", help="apply the Alembic migrations")
     db_upgrade.add_argument("--database-url", dest="database_url", default=None)
 
-    from collector.certify import add_certificate_commands
-    from collector.commands import add_read_commands
+    from collector.command_args import add_certificate_commands, add_read_commands
     from collector.convention_commands import add_convention_commands
     from collector.demo_agent.command import add_demo_agent_command
     from collector.reclassify_command import add_reclassify_command
