@@ -52,7 +52,7 @@ chromium: ## install Debian's chromium and chromium-driver if missing (dashboard
 check: lint typecheck imports openapi ## ruff, mypy --strict, import contracts, openapi, pytest+coverage
 	$(BYTECODE) $(PY) -m compileall -q collector api scoring proto bench tests scripts > /dev/null
 	$(BYTECODE) TMPDIR=$(TEST_TMPDIR) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope \
-		--durations=20 --cov --cov-report=term-missing:skip-covered --cov-fail-under=85 $(PYTEST_ARGS)
+		--durations=20 --cpu-use=20 --cov --cov-report=term-missing:skip-covered --cov-fail-under=85 $(PYTEST_ARGS)
 	$(VENV)/bin/coverage report --include='scoring/*,proto/*' --fail-under=100
 
 lint: $(STAMP)

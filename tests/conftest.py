@@ -15,6 +15,8 @@ import pytest
 
 from bench.support.postgres import PostgresCluster
 
+pytest_plugins = ["tests.cpu_use"]  # --cpu-use=N: the tests that used the most CPU
+
 # The reference data the tests load: copies kept in the repository, so a
 # clone stands alone; tests/test_fixtures.py checks them against the
 # specification's originals in ../shared when that folder is present.
