@@ -21,6 +21,8 @@ FLAKE_RUNS ?= 20
 # about 0.3 s of CPU a start (`keys create`: 1.23 s against 0.95 s with the
 # cache). The suite writes and reuses the cache; __pycache__ is ignored by git.
 BYTECODE := PYTHONDONTWRITEBYTECODE=
+# Compiled once before the workers start, so that they do not all compile at once.
+PRECOMPILE := $(BYTECODE) $(PY) -m compileall -q collector api scoring proto bench tests scripts > /dev/null
 
 .DEFAULT_GOAL := help
 .PHONY: help run test postgres chromium check lint typecheck imports openapi demo bench fuzz flake clean
@@ -50,7 +52,7 @@ chromium: ## install Debian's chromium and chromium-driver if missing (dashboard
 	./scripts/ensure-chromium
 
 check: lint typecheck imports openapi ## ruff, mypy --strict, import contracts, openapi, pytest+coverage
-	$(BYTECODE) $(PY) -m compileall -q collector api scoring proto bench tests scripts > /dev/null
+	$(PRECOMPILE)
 	$(BYTECODE) TMPDIR=$(TEST_TMPDIR) $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadscope \
 		--durations=20 --cpu-use=20 --cov --cov-report=term-missing:skip-covered --cov-fail-under=85 $(PYTEST_ARGS)
 	$(VENV)/bin/coverage report --include='scoring/*,proto/*' --fail-under=100
@@ -88,7 +90,7 @@ fuzz: $(STAMP) ## a million mutated exports through each OTLP door (~1 h; CI run
 	$(PY) bench/fuzz.py --inputs 1000000
 
 flake: $(STAMP) postgres chromium ## the `timing` tests FLAKE_RUNS times beside a CPU hog per core; failures per test (not in make test)
-	$(BYTECODE) $(PY) -m compileall -q collector api scoring proto bench tests scripts > /dev/null
+	$(PRECOMPILE)
 	$(BYTECODE) TMPDIR=$(TEST_TMPDIR) $(PY) scripts/flake_hunt.py --runs $(FLAKE_RUNS) -- $(PYTEST_ARGS)
 
 clean:
