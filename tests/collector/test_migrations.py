@@ -14,7 +14,13 @@ from bench.support.servers import cli
 from collector.runs.store import load_trace_facts
 from collector.storage.engine import Database, open_database
 from collector.storage.keys import KeyStore
-from collector.storage.migrate import create_schema, current_revision, head_revision, upgrade
+from collector.storage.migrate import (
+    HEAD,
+    create_schema,
+    current_revision,
+    head_revision,
+    upgrade,
+)
 from collector.storage.rows import SPAN_COLUMNS, resource_digest
 from collector.storage.tables import metadata
 from collector.storage.writes import write_batch
@@ -29,6 +35,18 @@ def test_migrated_schema_matches_the_table_definitions(database_url: str) -> Non
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
     assert current_revision(db) == head_revision() is not None
+    db.dispose()
+
+
+def test_the_head_a_start_trusts_to_skip_alembic_is_alembics_head() -> None:
+    assert head_revision() == HEAD
+
+
+def test_a_start_on_a_database_behind_the_head_still_migrates_it(database_url: str) -> None:
+    db = open_database(database_url)
+    upgrade(db, "0017")
+    create_schema(db)
+    assert current_revision(db) == HEAD
     db.dispose()
 
 
