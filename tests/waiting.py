@@ -22,7 +22,11 @@ from sqlalchemy.engine import make_url
 T = TypeVar("T")
 
 DEADLINE_S = 30.0  # what a step of about a second may take on a busy 2-core machine
-POLL_S = 0.02
+POLL_S = 0.02  # the first pause: most conditions hold within a few polls
+# Later pauses grow by half up to this: a read is often a query on an in-process
+# collector, traced by coverage, and at 20 ms a ten-second wait beside a CPU hog
+# read 500 times, taking CPU from the very work it waits for (issue 43).
+POLL_MAX_S = 0.1
 
 
 def wait_for(
@@ -31,22 +35,27 @@ def wait_for(
     *,
     until: Callable[[T], Any] = bool,
     what: str = "the condition",
-    every: float = POLL_S,
+    every: float | None = None,
 ) -> T:
     """Call `read()` until `until(value)` holds; return that value.
 
     Past `timeout` seconds it fails with the last value read, so a miss shows
     how far things got (the runs counted, the metric's value) rather than only
-    that time ran out.
+    that time ran out. It reads again after POLL_S, then a half longer each
+    time up to POLL_MAX_S; `every` fixes the pause instead, for a test that
+    must catch a moment (a reclassification half done) rather than a state.
     """
     deadline = time.monotonic() + timeout
+    pause = POLL_S if every is None else every
     while True:
         seen = read()
         if until(seen):
             return seen
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not hold within {timeout:g} s; last seen: {seen!r}")
-        time.sleep(every)
+        time.sleep(pause)
+        if every is None:
+            pause = min(pause * 1.5, POLL_MAX_S)
 
 
 def terminate_backends(database_url: str, pids_query: str, *params: Any) -> list[int]:

@@ -22,6 +22,7 @@ from bench.support.otlp import new_span_id, new_trace_id, request, simple_trace,
 from bench.support.servers import decoder_pids
 from tests.integration.harness import Collector, running_collector, wait_for
 from tests.integration.outages import GENEROUS_S, metric
+from tests.waiting import POLL_S
 
 LOST = "a decoder process stopped while decoding this export; retry"
 START_S = 90.0  # spawning a decoder imports the collector's modules: slow on a loaded machine
@@ -95,7 +96,7 @@ def test_exports_held_by_a_killed_decoder_are_refused_as_retryable_and_none_is_l
             sender.start()
         # Every body read and handed to the one decoder: it holds all four.
         total = sum(map(len, bodies))
-        wait_for(lambda: metric(c, "badge_inflight_bytes") >= total, GENEROUS_S)
+        wait_for(lambda: metric(c, "badge_inflight_bytes") >= total, GENEROUS_S, every=POLL_S)
         os.kill(worker, signal.SIGKILL)
         for sender in senders:
             sender.join(GENEROUS_S * 4)

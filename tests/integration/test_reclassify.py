@@ -34,7 +34,7 @@ from tests.corpus import SCENARIOS
 from tests.integration.harness import FakeClock, running_collector
 from tests.integration.replay import replay_scenarios, send_as_recorded
 from tests.integration.test_conventions import ACME, acme_trace
-from tests.waiting import wait_for
+from tests.waiting import POLL_S, wait_for
 
 pytestmark = pytest.mark.timing
 
@@ -159,7 +159,11 @@ def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_a
     extra = ("--conventions", str(acme_file), "--decode-workers", "1")
     server = start_server(url, *extra)
     try:
-        wait_for(lambda: server.metric("badge_runs_reclassified_total") >= 50, what="a batch")
+        wait_for(
+            lambda: server.metric("badge_runs_reclassified_total") >= 50,
+            what="a batch",
+            every=POLL_S,
+        )
     finally:
         server.proc.send_signal(signal.SIGKILL)
         server.wait()
