@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import select
 import signal
+import socket
 import sys
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -256,6 +257,7 @@ def serve(settings: Settings) -> int:
             file=sys.stderr,
         )
     first_key = None if settings.insecure else service.keys.create_first(INSECURE_OWNER)
+    stop_signals = _StopSignals()
     try:
         service.start()
     except PortInUse as exc:
@@ -266,16 +268,39 @@ def serve(settings: Settings) -> int:
         _print_first_key(first_key, settings.host, service.http_port, service.grpc_port)
     print(f"OTLP/gRPC listening on {settings.host}:{service.grpc_port}", flush=True)
     print(f"OTLP/HTTP and API listening on http://{settings.host}:{service.http_port}", flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    # With a timeout: a signal the kernel hands to another thread only sets
-    # a flag, which the main thread acts on once it wakes up.
-    while not stop.wait(0.5):
-        pass
+    stop_signals.wait()
     print("shutting down: draining the ingest queue", file=sys.stderr, flush=True)
     service.stop()
     return 0
+
+
+class _StopSignals:
+    """SIGTERM and SIGINT, caught from before the doors open until the process ends.
+
+    Caught before `start()`: the doors' lines are how supervisors and tests
+    know the collector is up, and a signal sent on seeing them, before the
+    handlers were set, killed the process instead of stopping it (exit -15).
+
+    The handler only records the signal, and takes no lock: Python runs it in
+    the main thread between two bytecodes, and the one this replaced (an
+    Event's set() while the main thread sat in that Event's wait()) could run
+    while the main thread held the Event's lock, and then waited for it for
+    ever: `serve` ignored a SIGTERM now and then (issue 43). The kernel may
+    hand the signal to any thread; the wakeup fd wakes the main thread at once.
+    """
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._wake, self._woken = socket.socketpair()
+        self._wake.setblocking(False)
+        signal.set_wakeup_fd(self._wake.fileno(), warn_on_full_buffer=False)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, _frame: self.received.append(signum))
+
+    def wait(self) -> None:
+        while not self.received:
+            if select.select([self._woken], [], [], 1.0)[0]:
+                self._woken.recv(64)
 
 
 def _say_signing(service: Any) -> None:
