@@ -69,7 +69,7 @@ def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) 
         cli("--verbose", "keys", "list", "--database-url", url),
         cli("agents", "--database-url", url, env={"BADGE_LOG_LEVEL": "INFO"}),
     ):
-        assert "INFO alembic" in loud.stderr
+        assert "INFO collector.storage.migrate: schema at revision" in loud.stderr
 
 
 def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_state(
