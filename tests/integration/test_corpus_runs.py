@@ -20,6 +20,7 @@ trace's runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import pytest
 from tests.corpus import SCENARIOS, Payload, expected, no_usage_on_spans, span_identities
 from tests.integration.harness import Collector, running_collector, wait_for
 from tests.integration.replay import replay_scenarios, send_as_recorded, send_through
+from tests.untraced import untraced
 
 COLUMNS = (
     "trace_id",
@@ -50,18 +52,20 @@ def replayed(
     tmp_path_factory: pytest.TempPathFactory, module_database_url: str
 ) -> Iterator[Collector]:
     path = Path(tmp_path_factory.mktemp("corpus"))
-    with running_collector(path, database_url=module_database_url) as c:
-        recorded_key = c.service.keys.create(AS_RECORDED)
-        other_key = c.service.keys.create(OTHER_DOOR)
+    with ExitStack() as stack:
+        with untraced():  # the collector's threads and the replay; the checks are traced
+            c = stack.enter_context(running_collector(path, database_url=module_database_url))
+            recorded_key = c.service.keys.create(AS_RECORDED)
+            other_key = c.service.keys.create(OTHER_DOOR)
 
-        def both_doors_twice(payload: Payload) -> None:
-            other = "http" if payload.transport == "grpc" else "grpc"
-            for _ in range(2):  # the second time as an exporter's retry
-                send_as_recorded(c, payload, key=recorded_key)
-                send_through(c, payload, other, key=other_key)
+            def both_doors_twice(payload: Payload) -> None:
+                other = "http" if payload.transport == "grpc" else "grpc"
+                for _ in range(2):  # the second time as an exporter's retry
+                    send_as_recorded(c, payload, key=recorded_key)
+                    send_through(c, payload, other, key=other_key)
 
-        replay_scenarios(SCENARIOS, both_doors_twice)
-        c.settle()
+            replay_scenarios(SCENARIOS, both_doors_twice)
+            c.settle()
         wanted = {key for s in SCENARIOS for key in named_runs(s)}
 
         def every_named_run_completed() -> bool:
