@@ -24,7 +24,7 @@ from collector.storage.engine import Database
 if TYPE_CHECKING:
     from alembic.config import Config
 
-_log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 
 # The newest revision in migrations/versions; a new migration changes it
@@ -43,7 +43,7 @@ def _config() -> Config:
 def create_schema(db: Database) -> None:
     """Migrate to the newest schema (Alembic; the first revision is the base)."""
     if _stored_revision(db) == HEAD:
-        _log.info("schema at revision %s: nothing to migrate", HEAD)
+        log.info("schema at revision %s: nothing to migrate", HEAD)
         return
     upgrade(db)
 
