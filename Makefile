@@ -9,7 +9,10 @@ PYTEST_ARGS ?=
 # Test workers (pytest-xdist): most of the suite's time is waiting on servers,
 # subprocesses and settle windows, which workers overlap; tests sharing a module's
 # or package's server stay on one worker (tests/xdist_scopes.py). 0: in-process.
-TEST_WORKERS ?= 3
+# 4 on 2 cores: beside another CPU-bound process the suite then holds more of the
+# machine (issue 43: beside one, 976 s on 4 against 1,156 s on 3 an hour before,
+# with some CPU cuts landing in between); `make flake` runs 4 beside 2 hogs.
+TEST_WORKERS ?= 4
 # The suite's scratch files (SQLite files, the throwaway PostgreSQL cluster) go to
 # tmpfs where it has room: on a busy disk fsync and WAL writes were waits, and a
 # killed process loses nothing there either (OS crash safety is not under test).
