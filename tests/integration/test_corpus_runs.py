@@ -53,7 +53,7 @@ def replayed(
 ) -> Iterator[Collector]:
     path = Path(tmp_path_factory.mktemp("corpus"))
     with ExitStack() as stack:
-        with untraced():  # the collector's threads and the replay; the checks are traced
+        with untraced():  # the collector's threads and the senders; this thread's checks are traced
             c = stack.enter_context(running_collector(path, database_url=module_database_url))
             recorded_key = c.service.keys.create(AS_RECORDED)
             other_key = c.service.keys.create(OTHER_DOOR)

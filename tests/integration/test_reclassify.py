@@ -228,7 +228,7 @@ def test_every_recording_recognised_again_from_storage_equals_what_ingest_gave(
 ) -> None:
     clock = FakeClock()
     with running_collector(tmp_path, clock, database_url=database_url) as c:
-        with untraced():  # the replay; reclassifying the runs it made is traced
+        with untraced():  # the senders; the collector and the reclassifier are traced
             replay_scenarios(SCENARIOS, lambda payload: send_as_recorded(c, payload))
             c.settle()
         spans, stored_runs = c.query(SPAN_SQL), c.query(RUN_SQL)
