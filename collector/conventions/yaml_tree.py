@@ -96,6 +96,12 @@ def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: str) -> Any:
         raise YamlProblem(node.start_mark.line + 1, path or "yaml", str(exc.problem)) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(node.start_mark.line + 1, path or "yaml", str(exc)) from None
+    except (ValueError, TypeError, AttributeError, OverflowError):
+        # A tag the text cannot be (`!!int x`, `!!timestamp x`): PyYAML's safe
+        # constructors raise what int(), float() and a failed regex match do.
+        tag = str(node.tag).rsplit(":", 1)[-1]
+        message = f"{node.value!r} is not a valid !!{tag}"
+        raise YamlProblem(node.start_mark.line + 1, path or "yaml", message) from None
 
 
 def plain(tree: Located) -> Any:

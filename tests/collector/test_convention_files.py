@@ -26,6 +26,7 @@ HEAD = "convention: acme\nversion: 1\n"
         ("convention: acme\nversion: [1\n", "test-0.yaml:3: yaml: "),  # bad YAML
         ("convention: acme\n  version: 1\n", "test-0.yaml:2: yaml: "),
         ("convention: a\nconvention: b\nversion: 1\n", "test-0.yaml:2: convention: given twice"),
+        ("convention: a\nversion: !!int x\n", "test-0.yaml:2: version: 'x' is not a valid !!int"),
         ("- a\n- b\n", "test-0.yaml:1: file: a convention file must be a mapping"),
         ("", "test-0.yaml:1: file: a convention file must be a mapping"),
         ("just text\n", "test-0.yaml:1: file: a convention file must be a mapping"),
