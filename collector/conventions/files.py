@@ -9,6 +9,7 @@ is an error, so a misspelt field cannot silently match nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +80,13 @@ class Convention:
         return frozenset(found)
 
 
+@functools.lru_cache(maxsize=256)
 def load_text(text: str, file: str, source: str) -> Convention:
-    """The file's convention; ConventionError naming every problem."""
+    """The file's convention; ConventionError naming every problem.
+
+    Kept per text: a process that builds several collectors, or reclassifies
+    and serves, compiles the same files each time (the result is frozen; a
+    file with problems is not kept, and says them again)."""
     report = Report(file)
     try:
         tree = parse(text)
