@@ -2,11 +2,15 @@
 
 `database_url` is THE parametrised fixture: every test that takes it runs on
 SQLite (a file in the test's temp dir) and on PostgreSQL (a fresh database in
-one throwaway cluster per session, see bench/support/postgres.py).
+one throwaway cluster per session, see bench/support/postgres.py). Its
+database is already at the newest schema, a copy of one migrated once per
+session; `empty_database_url` is the same without the copy, for the tests
+of migrations and of a first start.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +18,8 @@ from typing import Any
 import pytest
 
 from bench.support.postgres import PostgresCluster
+from tests.schemas import migrate_to_head
+from tests.schemas import sqlite_at_head as sqlite_file_at_head
 
 pytest_plugins = ["tests.cpu_use"]  # --cpu-use=N: the tests that used the most CPU
 
@@ -33,23 +39,48 @@ def postgres() -> Iterator[PostgresCluster]:
 DATABASES = ["sqlite", "postgresql"]
 
 
-def new_database(request: pytest.FixtureRequest, directory: Path) -> str:
-    """An empty database of the kind `request.param` names; returns its URL.
+@pytest.fixture(scope="session")
+def sqlite_at_head() -> Path:
+    """A SQLite file at the newest schema, to copy (tests/schemas.py)."""
+    return sqlite_file_at_head()
+
+
+@pytest.fixture(scope="session")
+def postgres_at_head(postgres: PostgresCluster) -> str:
+    """The same on PostgreSQL: a template database (nothing stays connected)."""
+    url = postgres.create_database()
+    migrate_to_head(url)
+    return url
+
+
+def new_database(request: pytest.FixtureRequest, directory: Path, *, at_head: bool) -> str:
+    """A database of the kind `request.param` names, at the newest schema or
+    empty; returns its URL.
 
     A PostgreSQL one is dropped when its test (or module) is done: a few hundred
     kept to the end of the session came to gigabytes written, and deleted, at its
     end (issue 43)."""
     if request.param == "sqlite":
-        return f"sqlite:///{directory / 'collector.db'}"
+        path = directory / "collector.db"
+        if at_head:
+            shutil.copyfile(request.getfixturevalue("sqlite_at_head"), path)
+        return f"sqlite:///{path}"
     cluster: PostgresCluster = request.getfixturevalue("postgres")
-    url = cluster.create_database()
+    template = request.getfixturevalue("postgres_at_head") if at_head else None
+    url = cluster.create_database(template=template)
     request.addfinalizer(lambda: cluster.drop_database(url))
     return url
 
 
 @pytest.fixture(params=DATABASES)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return new_database(request, tmp_path)
+    return new_database(request, tmp_path, at_head=True)
+
+
+@pytest.fixture(params=DATABASES)
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database with no schema: what migrations and a first start begin from."""
+    return new_database(request, tmp_path, at_head=False)
 
 
 @pytest.fixture(scope="module", params=DATABASES)
@@ -57,7 +88,7 @@ def module_database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> str:
     """The same, shared by a module's tests (hypothesis suites over one server)."""
-    return new_database(request, tmp_path_factory.mktemp("db"))
+    return new_database(request, tmp_path_factory.mktemp("db"), at_head=True)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -121,10 +121,12 @@ class PostgresCluster:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self) -> str:
-        """A new empty database; returns its SQLAlchemy URL."""
+    def create_database(self, *, template: str | None = None) -> str:
+        """A new database, empty or a copy of `template` (a URL from this
+        cluster, with no one connected to it); returns its SQLAlchemy URL."""
         name = f"badge_{next(self._names)}"
-        self._admin(f"CREATE DATABASE {name}")
+        copied = f" TEMPLATE {template.rsplit('/', 1)[1]}" if template else ""
+        self._admin(f"CREATE DATABASE {name}{copied}")
         return self.url(name)
 
     def drop_database(self, url: str) -> None:

@@ -52,8 +52,8 @@ def test_grade_rows_are_the_grades_columns() -> None:
     assert list(GradeRow._fields) == [column.name for column in grades.columns]
 
 
-def test_the_upgrade_counts_the_grades_already_waiting(database_url: str) -> None:
-    db = open_database(database_url)
+def test_the_upgrade_counts_the_grades_already_waiting(empty_database_url: str) -> None:
+    db = open_database(empty_database_url)
     upgrade(db, "0014")
     rows = [
         grade("r-merged"),

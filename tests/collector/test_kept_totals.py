@@ -96,8 +96,8 @@ def test_the_kept_sums_follow_every_kind_of_run_write(database_url: str) -> None
         db.dispose()
 
 
-def test_the_migration_sums_the_runs_a_database_already_holds(database_url: str) -> None:
-    db = open_database(database_url)
+def test_the_migration_sums_the_runs_a_database_already_holds(empty_database_url: str) -> None:
+    db = open_database(empty_database_url)
     upgrade(db, "0008")
     rnd = random.Random(11)
     try:

@@ -27,8 +27,8 @@ from collector.storage.writes import write_batch
 from tests.collector.span_rows import span_row
 
 
-def test_migrated_schema_matches_the_table_definitions(database_url: str) -> None:
-    db = open_database(database_url)
+def test_migrated_schema_matches_the_table_definitions(empty_database_url: str) -> None:
+    db = open_database(empty_database_url)
     create_schema(db)
     create_schema(db)  # idempotent: a second start changes nothing
     with db.reader.connect() as conn:
@@ -42,16 +42,16 @@ def test_the_head_a_start_trusts_to_skip_alembic_is_alembics_head() -> None:
     assert head_revision() == HEAD
 
 
-def test_a_start_on_a_database_behind_the_head_still_migrates_it(database_url: str) -> None:
-    db = open_database(database_url)
+def test_a_start_on_a_database_behind_the_head_still_migrates_it(empty_database_url: str) -> None:
+    db = open_database(empty_database_url)
     upgrade(db, "0017")
     create_schema(db)
     assert current_revision(db) == HEAD
     db.dispose()
 
 
-def test_db_upgrade_command(database_url: str) -> None:
-    result = cli("db", "upgrade", "--database-url", database_url)
+def test_db_upgrade_command(empty_database_url: str) -> None:
+    result = cli("db", "upgrade", "--database-url", empty_database_url)
     assert f"database at revision {head_revision()}" in result.stderr
 
 
@@ -66,12 +66,12 @@ def _start_after(barrier: Any, url: str, keys_made: Any) -> None:
 
 
 @pytest.mark.timing
-def test_processes_starting_together_migrate_one_after_the_other(database_url: str) -> None:
+def test_processes_starting_together_migrate_one_after_the_other(empty_database_url: str) -> None:
     """Collectors started at once on one empty database all come up, and make ONE key."""
     context = multiprocessing.get_context("spawn")
     barrier, keys_made = context.Barrier(4), context.Queue()
     procs = [
-        context.Process(target=_start_after, args=(barrier, database_url, keys_made))
+        context.Process(target=_start_after, args=(barrier, empty_database_url, keys_made))
         for _ in range(4)
     ]
     for proc in procs:
@@ -79,7 +79,7 @@ def test_processes_starting_together_migrate_one_after_the_other(database_url: s
     for proc in procs:
         proc.join(60)
     assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
-    db = open_database(database_url)
+    db = open_database(empty_database_url)
     assert current_revision(db) == head_revision()
     assert len(KeyStore(db).list()) == 1
     assert keys_made.get(timeout=5) == 1 and keys_made.empty()
@@ -106,9 +106,9 @@ def _store_old_spans(
             conn.execute(text(f"INSERT INTO spans ({names}) VALUES ({marks})"), values)
 
 
-def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str) -> None:
+def test_upgrading_numbers_the_traces_of_spans_already_stored(empty_database_url: str) -> None:
     """0003 keys spans by trace number: spans stored before it stay readable."""
-    db = open_database(database_url)
+    db = open_database(empty_database_url)
     upgrade(db, "0002")
     names = ", ".join(SPAN_COLUMNS)
     _store_old_spans(
@@ -130,9 +130,9 @@ def test_upgrading_numbers_the_traces_of_spans_already_stored(database_url: str)
     db.dispose()
 
 
-def test_upgrading_stores_each_distinct_resource_once(database_url: str) -> None:
+def test_upgrading_stores_each_distinct_resource_once(empty_database_url: str) -> None:
     """0004: the resource bytes inline in every span row move to `resources`."""
-    db = open_database(database_url)
+    db = open_database(empty_database_url)
     upgrade(db, "0003")
     with db.writer.begin() as conn:  # as 0003's writer numbered traces
         for trace_id in ("t1", "t2"):

@@ -159,11 +159,11 @@ def test_a_run_removed_and_stored_again_in_one_transaction_is_one_row(
 
 
 def test_upgrading_keeps_stored_traces_and_runs_found_and_their_sums_kept(
-    database_url: str,
+    empty_database_url: str,
 ) -> None:
     """0012 rebuilds `traces` and `runs` on SQLite: rows, indexes and the
     run-sum triggers of 0009 survive, and every stored row is merged."""
-    db = open_database(database_url)
+    db = open_database(empty_database_url)
     upgrade(db, "0011")
     old = run_of(1, "t1")
     with db.writer.begin() as conn:  # the schema of 0011: no key tail yet

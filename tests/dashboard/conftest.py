@@ -50,10 +50,10 @@ class Live:
 
 
 @pytest.fixture(scope="package")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+def live(tmp_path_factory: pytest.TempPathFactory, sqlite_at_head: Path) -> Iterator[Live]:
     db = tmp_path_factory.mktemp("dashboard") / "collector.db"
+    shutil.copyfile(sqlite_at_head, db)  # keys create makes no database
     url = f"sqlite:///{db}"
-    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "demo", "--database-url", url).stdout.strip()
     server = start_server(db)
     http = httpx.Client(timeout=30)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -73,10 +74,10 @@ def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) 
 
 
 def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_state(
-    tmp_path: Path,
+    tmp_path: Path, sqlite_at_head: Path
 ) -> None:
+    shutil.copyfile(sqlite_at_head, tmp_path / "graded.db")  # keys create makes no database
     url = f"sqlite:///{tmp_path / 'graded.db'}"
-    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     agent_key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
     grader = cli(
         "keys", "create", "--owner", "me", "--role", "grader", "--database-url", url

@@ -115,7 +115,6 @@ def acme_file(tmp_path: Path) -> Path:
 def test_a_made_up_familys_file_makes_a_real_collector_count_it_right(
     database_url: str, acme_file: Path
 ) -> None:
-    cli("db", "upgrade", "--database-url", database_url)
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     listed = cli("conventions", "list", "--conventions", str(acme_file)).stdout
     digest = listed.splitlines()[-1].removeprefix("digest ")

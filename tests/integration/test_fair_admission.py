@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 import sqlite3
 import threading
 import time
@@ -99,11 +100,11 @@ class Sender(threading.Thread):
 
 
 def test_sixteen_sdk_exporters_of_one_owner_get_no_503_at_the_defaults_and_others_get_in(
-    tmp_path: Path,
+    tmp_path: Path, sqlite_at_head: Path
 ) -> None:
     db = tmp_path / "collector.db"
+    shutil.copyfile(sqlite_at_head, db)
     url = f"sqlite:///{db}"
-    cli("db", "upgrade", "--database-url", url)
     keys = [cli("keys", "create", "--owner", o, "--database-url", url).stdout.strip() for o in "ab"]
     work = batches(SENDERS * BATCHES + BATCHES, seed=39)
     server = start_server(db)

@@ -21,7 +21,6 @@ FUZZ_INPUTS = int(os.environ.get("FUZZ_INPUTS", "4000"))
 
 @pytest.fixture(scope="module")
 def target(module_database_url: str) -> Iterator[tuple[Target, ServerProcess]]:
-    cli("db", "upgrade", "--database-url", module_database_url)  # keys create makes none
     key = cli("keys", "create", "--owner", "fuzz", "--database-url", module_database_url)
     server = start_server(module_database_url)
     try:

@@ -105,7 +105,6 @@ class Door:
 
 @pytest.fixture(scope="module")
 def door(module_database_url: str) -> Iterator[Door]:
-    cli("db", "upgrade", "--database-url", module_database_url)  # keys create makes none
     key = cli("keys", "create", "--owner", "hostile", "--database-url", module_database_url)
     server = start_server(module_database_url)
     client = Door(server, key.stdout.strip(), module_database_url)

@@ -75,7 +75,6 @@ def run_exporters(
 
 @pytest.mark.timing
 def test_sigkill_loses_no_acknowledged_span(database_url: str) -> None:
-    cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url)
     acked = run_exporters(server, key, 2.0, server.proc.kill)
@@ -103,7 +102,6 @@ def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_u
     """Traces sent over several requests, all acknowledged, then kill -9 before
     the recomputer ran (a long debounce holds it): the restarted collector
     finds them and stores their complete runs within seconds."""
-    cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url, "--assembly-delay", "600")
     client = OtlpClient(server, key)
@@ -133,7 +131,6 @@ def test_runs_not_recomputed_before_a_sigkill_are_recomputed_on_start(database_u
 
 @pytest.mark.timing
 def test_sigterm_drains_and_exits_zero(database_url: str) -> None:
-    cli("db", "upgrade", "--database-url", database_url)  # keys create makes no database
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url)
     acked = run_exporters(server, key, 1.0, server.proc.terminate)
@@ -218,7 +215,6 @@ def test_insecure_warns_loudly_and_accepts_keyless(database_url: str) -> None:
 
 def test_keys_cli_create_list_revoke(database_url: str) -> None:
     url = database_url
-    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     created = cli("keys", "create", "--owner", "team", "--role", "grader", "--database-url", url)
     key = created.stdout.strip()
     assert key.startswith("bdg_") and "\n" not in key

@@ -11,6 +11,7 @@ none of its roles, so its runs count 0 steps until its file is given.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,8 +81,7 @@ def ingest_without_the_file(
     database_url: str, runs: int, per_request: int = 100, others: int = 0
 ) -> str:
     """`runs` acme runs (and `others` of another agent) stored by a server
-    given no acme file; the key."""
-    cli("db", "upgrade", "--database-url", database_url)
+    given no acme file; the key. The database is at the newest schema."""
     key = cli("keys", "create", "--owner", "me", "--database-url", database_url).stdout.strip()
     server = start_server(database_url, "--decode-workers", "1")
     try:
@@ -151,8 +151,9 @@ def test_reclassify_refuses_bad_arguments_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_and_finishes(
-    tmp_path: Path, acme_file: Path
+    tmp_path: Path, acme_file: Path, sqlite_at_head: Path
 ) -> None:
+    shutil.copyfile(sqlite_at_head, tmp_path / "killed.db")
     url = f"sqlite:///{tmp_path / 'killed.db'}"
     runs = 1500
     ingest_without_the_file(url, runs, per_request=250)
@@ -330,7 +331,6 @@ def test_a_late_span_leaves_a_run_of_other_conventions_marked_for_reclassificati
 def test_reclassify_refuses_while_a_server_holds_the_sweeper_lease(
     database_url: str,
 ) -> None:
-    cli("db", "upgrade", "--database-url", database_url)
     server = start_server(database_url)
     try:
         refused = cli("reclassify", "--database-url", database_url, check=False)

@@ -32,7 +32,6 @@ def served(
     module_database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProcess]:
     url = module_database_url
-    cli("db", "upgrade", "--database-url", url)  # keys create makes no database
     for role in ("agent", "grader"):
         made = cli("keys", "create", "--owner", "demo", "--role", role, "--database-url", url)
         KEYS[role] = made.stdout.strip()
