@@ -10,7 +10,6 @@ of migrations and of a first start.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,7 @@ from typing import Any
 import pytest
 
 from bench.support.postgres import PostgresCluster
-from tests.schemas import migrate_to_head
-from tests.schemas import sqlite_at_head as sqlite_file_at_head
+from tests.schemas import migrate_to_head, sqlite_copy_at_head
 
 pytest_plugins = ["tests.cpu_use"]  # --cpu-use=N: the tests that used the most CPU
 
@@ -40,14 +38,9 @@ DATABASES = ["sqlite", "postgresql"]
 
 
 @pytest.fixture(scope="session")
-def sqlite_at_head() -> Path:
-    """A SQLite file at the newest schema, to copy (tests/schemas.py)."""
-    return sqlite_file_at_head()
-
-
-@pytest.fixture(scope="session")
 def postgres_at_head(postgres: PostgresCluster) -> str:
-    """The same on PostgreSQL: a template database (nothing stays connected)."""
+    """A template database at the newest schema (nothing stays connected to it);
+    SQLite's counterpart is a file (tests/schemas.py)."""
     url = postgres.create_database()
     migrate_to_head(url)
     return url
@@ -62,9 +55,7 @@ def new_database(request: pytest.FixtureRequest, directory: Path, *, at_head: bo
     end (issue 43)."""
     if request.param == "sqlite":
         path = directory / "collector.db"
-        if at_head:
-            shutil.copyfile(request.getfixturevalue("sqlite_at_head"), path)
-        return f"sqlite:///{path}"
+        return sqlite_copy_at_head(path) if at_head else f"sqlite:///{path}"
     cluster: PostgresCluster = request.getfixturevalue("postgres")
     template = request.getfixturevalue("postgres_at_head") if at_head else None
     url = cluster.create_database(template=template)

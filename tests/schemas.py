@@ -36,3 +36,9 @@ def sqlite_at_head() -> Path:
     if path.with_name(f"{path.name}-wal").exists():
         raise RuntimeError(f"{path}: the write-ahead log outlived its connections")
     return path
+
+
+def sqlite_copy_at_head(path: Path) -> str:
+    """Put a copy of the migrated file at `path`; return its URL."""
+    shutil.copyfile(sqlite_at_head(), path)
+    return f"sqlite:///{path}"

@@ -44,6 +44,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _name(url: str) -> str:
+    """The database a URL of `PostgresCluster.url` names."""
+    return url.rsplit("/", 1)[1]
+
+
 class PostgresCluster:
     """One server process; `create_database()` hands out empty databases."""
 
@@ -125,12 +130,12 @@ class PostgresCluster:
         """A new database, empty or a copy of `template` (a URL from this
         cluster, with no one connected to it); returns its SQLAlchemy URL."""
         name = f"badge_{next(self._names)}"
-        copied = f" TEMPLATE {template.rsplit('/', 1)[1]}" if template else ""
+        copied = f" TEMPLATE {_name(template)}" if template else ""
         self._admin(f"CREATE DATABASE {name}{copied}")
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
-        self._admin(f"DROP DATABASE IF EXISTS {url.rsplit('/', 1)[1]} WITH (FORCE)")
+        self._admin(f"DROP DATABASE IF EXISTS {_name(url)} WITH (FORCE)")
 
     def _admin(self, sql: str) -> None:
         with psycopg.connect(

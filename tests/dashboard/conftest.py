@@ -18,6 +18,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 from bench.support.servers import ServerProcess, cli, start_server
+from tests.schemas import sqlite_copy_at_head
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -50,10 +51,9 @@ class Live:
 
 
 @pytest.fixture(scope="package")
-def live(tmp_path_factory: pytest.TempPathFactory, sqlite_at_head: Path) -> Iterator[Live]:
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     db = tmp_path_factory.mktemp("dashboard") / "collector.db"
-    shutil.copyfile(sqlite_at_head, db)  # keys create makes no database
-    url = f"sqlite:///{db}"
+    url = sqlite_copy_at_head(db)  # keys create makes no database
     key = cli("keys", "create", "--owner", "demo", "--database-url", url).stdout.strip()
     server = start_server(db)
     http = httpx.Client(timeout=30)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip as gzip_lib
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +18,7 @@ from sqlalchemy import text
 from bench.support.servers import EXPORT
 from collector.service import Service, build
 from collector.settings import Settings
-from tests.schemas import sqlite_at_head
+from tests.schemas import sqlite_copy_at_head
 from tests.waiting import wait_for as wait_for  # the integration tests import it from here
 
 # What a run IS, for tests comparing two deliveries of the same spans: every
@@ -161,7 +160,7 @@ def running_collector(
 ) -> Iterator[Collector]:
     db_path = tmp_path / "collector.db"
     if "database_url" not in overrides and not db_path.exists():
-        shutil.copyfile(sqlite_at_head(), db_path)  # migrating is not under test here
+        sqlite_copy_at_head(db_path)  # migrating is not under test here
     service = build(collector_settings(db_path, **overrides), clock=clock)
     key = service.keys.create("owner-a")
     service.start()

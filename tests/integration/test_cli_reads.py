@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 from bench.support.otlp import agent_run
 from bench.support.postgres import PostgresCluster
 from bench.support.servers import OtlpClient, cli, start_server
+from tests.schemas import sqlite_copy_at_head
 
 
 def test_demo_populates_a_leaderboard_read_directly_and_over_http(database_url: str) -> None:
@@ -74,10 +74,9 @@ def test_commands_print_only_their_answer_unless_asked_for_more(tmp_path: Path) 
 
 
 def test_grade_posts_to_a_server_with_a_grader_key_and_score_shows_the_verified_state(
-    tmp_path: Path, sqlite_at_head: Path
+    tmp_path: Path,
 ) -> None:
-    shutil.copyfile(sqlite_at_head, tmp_path / "graded.db")  # keys create makes no database
-    url = f"sqlite:///{tmp_path / 'graded.db'}"
+    url = sqlite_copy_at_head(tmp_path / "graded.db")  # keys create makes no database
     agent_key = cli("keys", "create", "--owner", "me", "--database-url", url).stdout.strip()
     grader = cli(
         "keys", "create", "--owner", "me", "--role", "grader", "--database-url", url

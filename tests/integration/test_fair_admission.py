@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import sqlite3
 import threading
 import time
@@ -34,6 +33,7 @@ from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
 
 from bench.payloads import run_spans
 from bench.support.servers import cli, start_server
+from tests.schemas import sqlite_copy_at_head
 
 SENDERS, BATCHES, BATCH = 16, 3, 512  # the SDK's default max_export_batch_size
 DEADLINE_S = 600.0  # a loaded two-core machine; the test waits for the answers, not a time
@@ -100,11 +100,10 @@ class Sender(threading.Thread):
 
 
 def test_sixteen_sdk_exporters_of_one_owner_get_no_503_at_the_defaults_and_others_get_in(
-    tmp_path: Path, sqlite_at_head: Path
+    tmp_path: Path,
 ) -> None:
     db = tmp_path / "collector.db"
-    shutil.copyfile(sqlite_at_head, db)
-    url = f"sqlite:///{db}"
+    url = sqlite_copy_at_head(db)
     keys = [cli("keys", "create", "--owner", o, "--database-url", url).stdout.strip() for o in "ab"]
     work = batches(SENDERS * BATCHES + BATCHES, seed=39)
     server = start_server(db)

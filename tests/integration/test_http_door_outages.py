@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import threading
 import time
@@ -36,6 +35,7 @@ from tests.integration.outages import (
     until_closed,
     upload_head,
 )
+from tests.schemas import sqlite_copy_at_head
 
 pytestmark = pytest.mark.timing  # make flake runs these beside a CPU hog
 
@@ -186,15 +186,15 @@ def test_past_max_connections_idle_ones_make_room_and_busy_ones_get_503(
 
 
 def test_a_thousand_idle_connections_at_a_low_descriptor_limit_leave_the_port_up(
-    tmp_path: Path, sqlite_at_head: Path
+    tmp_path: Path,
 ) -> None:
     """At a limit of 600 descriptors the server holds (600 - 256) / 2 = 172
     connections per door: the 1,000 that send nothing make room for the ones
     that do, and no accept fails (before: /healthz and exports timed out,
     and every failed accept logged a traceback, ~5 MB of log a second)."""
     database = tmp_path / "limited.db"
-    shutil.copyfile(sqlite_at_head, database)  # keys create makes none
-    key = cli("keys", "create", "--owner", "owner-a", "--database-url", f"sqlite:///{database}")
+    url = sqlite_copy_at_head(database)  # keys create makes none
+    key = cli("keys", "create", "--owner", "owner-a", "--database-url", url)
     server = start_server(database, nofile=600)
     held: list[socket.socket] = []
     try:

@@ -10,7 +10,6 @@ up. How fast is for bench/read_flood.py; this test waits for answers.
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections import Counter
 from pathlib import Path
@@ -19,17 +18,15 @@ import httpx
 
 from bench.payloads import build_requests
 from bench.support.servers import OtlpClient, cli, start_server
+from tests.schemas import sqlite_copy_at_head
 
 READERS = 40
 ANSWER_S = 120.0  # a loaded two-core machine: how long one answer may take here
 
 
-def test_a_flood_of_keyless_reads_leaves_health_and_exports_answering(
-    tmp_path: Path, sqlite_at_head: Path
-) -> None:
+def test_a_flood_of_keyless_reads_leaves_health_and_exports_answering(tmp_path: Path) -> None:
     db = tmp_path / "collector.db"
-    shutil.copyfile(sqlite_at_head, db)
-    url = f"sqlite:///{db}"
+    url = sqlite_copy_at_head(db)
     key = cli("keys", "create", "--owner", "exporter", "--database-url", url).stdout.strip()
     bodies = build_requests(12, spans_per_request=64)
     server = start_server(db, "--max-concurrent-reads", "2", "--max-waiting-reads", "4")

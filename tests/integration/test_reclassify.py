@@ -11,7 +11,6 @@ none of its roles, so its runs count 0 steps until its file is given.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from tests.corpus import SCENARIOS
 from tests.integration.harness import FakeClock, running_collector
 from tests.integration.replay import replay_scenarios, send_as_recorded
 from tests.integration.test_conventions import ACME, acme_trace
+from tests.schemas import sqlite_copy_at_head
 from tests.untraced import untraced
 from tests.waiting import POLL_S, wait_for
 
@@ -151,10 +151,9 @@ def test_reclassify_refuses_bad_arguments_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_server_killed_or_a_command_interrupted_mid_reclassification_resumes_and_finishes(
-    tmp_path: Path, acme_file: Path, sqlite_at_head: Path
+    tmp_path: Path, acme_file: Path
 ) -> None:
-    shutil.copyfile(sqlite_at_head, tmp_path / "killed.db")
-    url = f"sqlite:///{tmp_path / 'killed.db'}"
+    url = sqlite_copy_at_head(tmp_path / "killed.db")
     runs = 1500
     ingest_without_the_file(url, runs, per_request=250)
     digest = acme_digest(acme_file)
